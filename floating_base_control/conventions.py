@@ -1,0 +1,125 @@
+"""Conversions at the edges: Pinocchio, MuJoCo and ROS messages <-> seed 002 notation.
+
+Inside the package: base pose ``g1`` (4x4), shape ``q`` (n), base body twist
+``V1 = [omega; v]`` (both in the base frame), wrenches ``[moment; force]``.
+See ``docs/CONVENTIONS.md`` for the table; ``test/test_conventions.py`` pins
+every row of it.
+
+==============  =================  ======================  =====================
+                quaternion          base linear velocity    6-vector order
+==============  =================  ======================  =====================
+seed 002        (rotation matrix)   body                    omega, v
+Pinocchio       x, y, z, w          body                    v, omega
+MuJoCo free     w, x, y, z          world                   v (world), omega (body)
+ROS messages    x, y, z, w          child frame (body)      separate fields
+==============  =================  ======================  =====================
+"""
+import numpy as np
+from transforms3d.quaternions import mat2quat, quat2mat
+
+from .lie import SWAP
+
+
+def quat_wxyz_to_matrix(quat):
+    """Rotation matrix of a (not necessarily unit) quaternion ``(w, x, y, z)``."""
+    quat = np.asarray(quat, dtype=float)
+    return quat2mat(quat / np.linalg.norm(quat))
+
+
+def matrix_to_quat_wxyz(R):
+    """Unit quaternion ``(w, x, y, z)`` of a rotation matrix, with ``w >= 0``."""
+    quat = mat2quat(R)
+    return quat if quat[0] >= 0 else -quat
+
+
+def wxyz_to_xyzw(quat):
+    """Reorder a quaternion from ``(w, x, y, z)`` to ``(x, y, z, w)``."""
+    return np.asarray(quat, dtype=float)[[1, 2, 3, 0]]
+
+
+def xyzw_to_wxyz(quat):
+    """Reorder a quaternion from ``(x, y, z, w)`` to ``(w, x, y, z)``."""
+    return np.asarray(quat, dtype=float)[[3, 0, 1, 2]]
+
+
+def pose(R, p):
+    """4x4 pose ``g(R, p)``."""
+    g = np.eye(4)
+    g[:3, :3] = R
+    g[:3, 3] = p
+    return g
+
+
+# --- Pinocchio: q = [p, quat(x, y, z, w), q_shape], v = [v_body, omega_body, qdot] ---
+
+def to_pinocchio(g1, q, V1=None, qdot=None):
+    """Pinocchio configuration (and velocity, if ``V1`` and ``qdot`` are given)."""
+    q_pin = np.concatenate([g1[:3, 3], wxyz_to_xyzw(matrix_to_quat_wxyz(g1[:3, :3])), q])
+    if V1 is None:
+        return q_pin
+    return q_pin, np.concatenate([np.asarray(V1)[SWAP], qdot])
+
+
+def from_pinocchio(q_pin, v_pin=None):
+    """``(g1, q)`` (and ``(V1, qdot)`` if ``v_pin`` is given) of a Pinocchio state."""
+    g1 = pose(quat_wxyz_to_matrix(xyzw_to_wxyz(q_pin[3:7])), q_pin[:3])
+    if v_pin is None:
+        return g1, q_pin[7:].copy()
+    return g1, q_pin[7:].copy(), v_pin[:6][SWAP], v_pin[6:].copy()
+
+
+def swap_halves(x):
+    """Swap the 3-vector halves of a twist or wrench (its own inverse).
+
+    ``[omega; v]`` <-> Pinocchio's ``[v; omega]`` and ``[moment; force]`` <->
+    ``[force; moment]``.
+    """
+    return np.asarray(x)[SWAP]
+
+
+# --- MuJoCo free joint: qpos = [p, quat(w, x, y, z), q], qvel = [R v_body, omega_body, qdot] ---
+
+def to_mujoco(g1, q, V1, qdot):
+    """MuJoCo ``(qpos, qvel)`` of a free-joint robot whose hinge/slide joints follow ``q``."""
+    R = g1[:3, :3]
+    qpos = np.concatenate([g1[:3, 3], matrix_to_quat_wxyz(R), q])
+    qvel = np.concatenate([R @ V1[3:], V1[:3], qdot])
+    return qpos, qvel
+
+
+def from_mujoco(qpos, qvel):
+    """``(g1, q, V1, qdot)`` of MuJoCo free-joint ``(qpos, qvel)``."""
+    R = quat_wxyz_to_matrix(qpos[3:7])
+    V1 = np.concatenate([qvel[3:6], R.T @ qvel[:3]])
+    return pose(R, qpos[:3]), qpos[7:].copy(), V1, qvel[6:].copy()
+
+
+# --- ROS messages (duck-typed: no ROS import here) ---
+# geometry_msgs/Pose: position + orientation (x, y, z, w), in header.frame_id.
+# nav_msgs/Odometry twist: linear and angular velocity in child_frame_id (the body).
+
+def g_from_pose_msg(pose_msg):
+    """``g1`` from a ``geometry_msgs/Pose`` (orientation normalized)."""
+    p, o = pose_msg.position, pose_msg.orientation
+    return pose(quat_wxyz_to_matrix([o.w, o.x, o.y, o.z]), [p.x, p.y, p.z])
+
+
+def fill_pose_msg(pose_msg, g):
+    """Write ``g`` into a ``geometry_msgs/Pose``; returns the message."""
+    p, o = pose_msg.position, pose_msg.orientation
+    p.x, p.y, p.z = (float(c) for c in g[:3, 3])
+    o.w, o.x, o.y, o.z = (float(c) for c in matrix_to_quat_wxyz(g[:3, :3]))
+    return pose_msg
+
+
+def twist_from_msg(twist_msg):
+    """Body twist ``[omega; v]`` of a ``geometry_msgs/Twist`` given in the body frame."""
+    a, l = twist_msg.angular, twist_msg.linear
+    return np.array([a.x, a.y, a.z, l.x, l.y, l.z], dtype=float)
+
+
+def fill_twist_msg(twist_msg, V):
+    """Write a body twist ``[omega; v]`` into a ``geometry_msgs/Twist``; returns the message."""
+    a, l = twist_msg.angular, twist_msg.linear
+    a.x, a.y, a.z, l.x, l.y, l.z = (float(c) for c in V)
+    return twist_msg

@@ -1,0 +1,144 @@
+"""Reduced Euler-Lagrange (REL) equations of seed 002 (Mishra et al.), Theorem 1.
+
+All functions take a :class:`~floating_base_control.kinematics.ShapeKinematics`
+(link inertias ``I_k`` and Jacobians ``Z_k`` in the base frame {1}) and return
+the paper's matrices.  The paper writes its per-link sums with ``Ad_1k^-1``,
+``J_k`` and ``M_k`` in link frames; in {1} they read the same with ``I_k`` in
+place of ``Ad_1k^-T M_k Ad_1k^-1`` and ``Z_k`` in place of ``Ad_1k J_k``
+(eqs. 62a-b).  ``test/reference_rel.py`` keeps the link-frame sums verbatim and
+the tests compare the two.
+
+The PDF conversion of the paper prints ``ad~`` as ``ad^T`` in eqs. 18-19; the
+operator meant is ``ad~`` (eqs. 3, 16, 61), which is what is used here.
+"""
+import numpy as np
+
+from ..kinematics import stacked
+from ..lie import ad, ad_batch, ad_tilde, ad_tilde_batch
+
+
+def locked_velocity(kin, V1, qdot):
+    """Locked velocity ``mu = V1 + A_l(q) qdot`` (seed 002, Def. 3), a body twist of {1}."""
+    return V1 + kin.A @ qdot
+
+
+def base_velocity(kin, mu, qdot):
+    """Base body twist ``V1 = mu - A_l(q) qdot`` of the reconstruction ``g1_dot = g1 V1^`` (eq. 9)."""
+    return mu - kin.A @ qdot
+
+
+def momentum_map(kin, g1, V1, qdot):
+    """Spatial momentum ``J = Ad_g1^-T (M_b V1 + M_bq qdot)`` (seed 002, Def. 2).
+
+    Returned as ``[angular; linear]`` about the inertial origin in inertial axes.
+    """
+    R, p = g1[:3, :3], g1[:3, 3]
+    h = kin.M_b @ V1 + kin.M_bq @ qdot   # body momentum about the origin of {1}
+    lin = R @ h[3:]
+    return np.concatenate([R @ h[:3] + np.cross(p, lin), lin])
+
+
+def reduced_shape_inertia(kin):
+    """``Lambda_q = sum_k J_k^T M_k J_k - A_l^T M_b A_l`` (seed 002, eq. 19a)."""
+    return kin.M_q - kin.M_bq.T @ kin.A
+
+
+def locked_inertia_velocity(kin, x):
+    """LIV matrix ``P(q, x)`` (seed 002, eqs. 15/19b); ``P(qdot) = dM_b/dt``.
+
+    ``P(x) = -sum_k (ad_(Z_k x)^T I_k + I_k ad_(Z_k x))``.
+    """
+    Q = (kin.I @ ad_batch(kin.Z @ x)).sum(axis=0)
+    return -(Q + Q.T)
+
+
+def _lid_blocks(kin, mu):
+    """Per-link ``ad_mu^T I_k + ad~_(I_k mu)``: the summand of eq. 16 in {1}."""
+    return ad(mu).T @ kin.I + ad_tilde_batch(kin.I @ mu)
+
+
+def locked_inertia_derivative(kin, mu):
+    """LID matrix ``S(q, mu)`` (6 x n, seed 002, eqs. 16/19c).
+
+    ``S(x)^T y = d<x, y>_(M_b) / dq``; ``S(mu)^T = sum_k Z_k^T (ad_mu^T I_k + ad~_(I_k mu))``.
+    """
+    return (stacked(kin.Z).T @ stacked(_lid_blocks(kin, mu))).T
+
+
+def reduced_shape_coriolis(kin):
+    """Reduced shape CC matrix ``Gamma~'_q(qdot)`` (n x n, seed 002, eq. 19d) at ``kin.qdot``.
+
+    ``sum_k J~_k^T (-ad~_(M_k J~_k qdot) J~_k + M_k J~_k_dot)`` with the
+    generalized Jacobian ``J~_k = J_k - Ad_1k^-1 A_l`` (eq. 14).  In {1},
+    ``J~_k`` becomes ``Z_k - A_l`` and ``J~_k_dot`` becomes
+    ``Ad_1k^-1 (Z_k_dot - A_l_dot - ad_(Z_k qdot) (Z_k - A_l))``; the ``A_l_dot``
+    term drops out of the sum because ``sum_k I_k (Z_k - A_l) = 0`` (eq. 68a).
+    """
+    qdot = kin.qdot
+    Zt = kin.Z - kin.A
+    w = kin.Z @ qdot
+    Iu = kin.I @ (w - kin.A @ qdot)[:, :, None]
+    inner = kin.I @ (kin.Zdot - ad_batch(w) @ Zt) - ad_tilde_batch(Iu[:, :, 0]) @ Zt
+    return stacked(Zt).T @ stacked(inner)
+
+
+def gyroscopic_matrix(kin, mu):
+    """``B~(q, mu)`` (n x n, skew-symmetric; seed 002, eqs. 19e-20).
+
+    ``-A_l^T ad~_(M_b mu) A_l + S^T A_l - A_l^T S - sum_k J_k^T M_k nabla_(Ad_1k^-1 mu) J_k``
+    with ``M_k nabla_X = ad_X^T M_k + ad~_(M_k X) - M_k ad_X`` (eq. 20).
+    """
+    N = _lid_blocks(kin, mu)
+    Zs = stacked(kin.Z)
+    SA = (Zs.T @ stacked(N)) @ kin.A
+    nabla = Zs.T @ stacked((N - kin.I @ ad(mu)) @ kin.Z)
+    return -kin.A.T @ ad_tilde(kin.M_b @ mu) @ kin.A + SA - SA.T - nabla
+
+
+def cc_matrices(kin, mu):
+    """The two CC matrices ``(D_qdot, D_mu)`` of Theorem 1 (seed 002, eq. 18).
+
+    ``Lambda xi_dot + D_qdot xi = D_mu xi + F`` with ``xi = [mu; qdot]``;
+    ``D_qdot`` depends on ``kin.qdot`` only and ``D_mu`` on ``mu`` only
+    (``D_mu`` is skew-symmetric).
+    """
+    n = kin.A.shape[1]
+    S = locked_inertia_derivative(kin, mu)
+    adt = ad_tilde(kin.M_b @ mu)
+    D_qdot = np.zeros((6 + n, 6 + n))
+    D_qdot[:6, :6] = 0.5 * locked_inertia_velocity(kin, kin.qdot)
+    D_qdot[6:, 6:] = reduced_shape_coriolis(kin)
+    D_mu = np.empty((6 + n, 6 + n))
+    D_mu[:6, :6] = adt
+    D_mu[:6, 6:] = -0.5 * S - adt @ kin.A
+    D_mu[6:, :6] = -D_mu[:6, 6:].T
+    D_mu[6:, 6:] = -gyroscopic_matrix(kin, mu)
+    return D_qdot, D_mu
+
+
+def reduced_inertia(kin):
+    """Block-diagonal inertia ``Lambda = diag(M_b, Lambda_q)`` of Theorem 1 (eq. 18)."""
+    n = kin.A.shape[1]
+    Lam = np.zeros((6 + n, 6 + n))
+    Lam[:6, :6] = kin.M_b
+    Lam[6:, 6:] = reduced_shape_inertia(kin)
+    return Lam
+
+
+def reduced_forces(kin, F1, tau):
+    """Force covector ``F = [F1; tau - A_l^T F1]`` of Theorem 1 (eq. 18)."""
+    return np.concatenate([F1, tau - kin.A.T @ F1])
+
+
+def forward_dynamics_reduced(kin, mu, tau, F1):
+    """Solve the REL equations (seed 002, eq. 18) for ``(mu_dot, qddot)`` at ``kin.qdot``.
+
+    ``F1`` is the body wrench on the base ``[moment; force]`` and ``tau`` the
+    joint forces, both including any potential forces.
+    """
+    D_qdot, D_mu = cc_matrices(kin, mu)
+    xi = np.concatenate([mu, kin.qdot])
+    rhs = (D_mu - D_qdot) @ xi + reduced_forces(kin, F1, tau)
+    mu_dot = np.linalg.solve(kin.M_b, rhs[:6])
+    qddot = np.linalg.solve(reduced_shape_inertia(kin), rhs[6:])
+    return mu_dot, qddot

@@ -1,0 +1,79 @@
+"""Per-link kinematics of the shape, expressed in the base frame {1}.
+
+Every quantity of seed 002 depends on the shape ``q`` only, never on the base
+pose ``g1``.  We therefore evaluate Pinocchio's kinematics with the base at the
+identity, where the world frame coincides with {1}, and express each link
+``k`` by
+
+* ``I_k = Ad_1k^-T M_k Ad_1k^-1``: its spatial inertia in {1} (6x6), and
+* ``Z_k = Ad_1k J_k``: its Jacobian w.r.t. ``q`` in {1} (6xn),
+
+both ordered ``[omega; v]``.  With these, the link-frame sums of the paper
+become sums of ``I_k`` and ``Z_k`` (Ad_1k cancels through seed 002, eqs. 62a
+and 62b); e.g. ``M_b = sum_k I_k`` (eq. 7).  All links are stacked in arrays so
+that each sum is one vectorized operation.
+"""
+from typing import NamedTuple, Optional
+
+import numpy as np
+import pinocchio as pin
+
+from .lie import SWAP
+
+
+class Workspace:
+    """Preallocated scratch data for one :class:`FloatingBaseModel` (like ``pin.Data``).
+
+    Not thread-safe: give each thread its own (``model.create_data()``).
+    """
+
+    def __init__(self, model):
+        self.pin_data = model.pin_model.createData()
+        self.q_pin = pin.neutral(model.pin_model)   # base at the identity
+        self.v_pin = np.zeros(model.pin_model.nv)   # base at rest
+
+
+class ShapeKinematics(NamedTuple):
+    """Link inertias and Jacobians in the base frame at one shape (see module doc)."""
+
+    I: np.ndarray                 #: (nb, 6, 6) link spatial inertias in {1}
+    Z: np.ndarray                 #: (nb, 6, n) link Jacobians in {1}
+    M_b: np.ndarray               #: (6, 6) locked inertia, seed 002 eq. 7
+    M_bq: np.ndarray              #: (6, n) coupling inertia, eq. 7
+    M_q: np.ndarray               #: (n, n) manipulator inertia, eq. 7
+    A: np.ndarray                 #: (6, n) local mechanical connection M_b^-1 M_bq, Def. 3
+    qdot: Optional[np.ndarray] = None  #: shape velocity the rates below refer to
+    Zdot: Optional[np.ndarray] = None  #: (nb, 6, n) d/dt Z_k along qdot
+
+
+def shape_kinematics(model, ws, q, qdot=None):
+    """:class:`ShapeKinematics` at shape ``q`` (and the Jacobian rates along ``qdot``).
+
+    ``q`` and ``qdot`` are trusted here (no checks): this is the inner loop.
+    """
+    pm, pd = model.pin_model, ws.pin_data
+    ws.q_pin[7:] = q
+    if qdot is None:
+        pin.computeJointJacobians(pm, pd, ws.q_pin)
+    else:
+        ws.v_pin[6:] = qdot
+        pin.computeJointJacobiansTimeVariation(pm, pd, ws.q_pin, ws.v_pin)
+    X = np.array([M.actionInverse for M in pd.oMi.tolist()[1:]])
+    I_pin = X.transpose(0, 2, 1) @ model.link_inertia_pin @ X
+    I = I_pin[:, SWAP[:, None], SWAP]
+    Z = pd.J[SWAP, 6:] * model.support[:, None, :]
+    IZ = I @ Z
+    M_b = I.sum(axis=0)
+    M_bq = IZ.sum(axis=0)
+    M_q = Z.reshape(-1, model.n).T @ IZ.reshape(-1, model.n)
+    A = np.linalg.solve(M_b, M_bq)
+    Zdot = None if qdot is None else pd.dJ[SWAP, 6:] * model.support[:, None, :]
+    return ShapeKinematics(I, Z, M_b, M_bq, M_q, A, qdot, Zdot)
+
+
+def stacked(Z):
+    """View of per-link ``(nb, 6, m)`` blocks as one ``(6 nb, m)`` matrix.
+
+    ``stacked(Z).T @ stacked(W)`` is ``sum_k Z_k^T W_k``.
+    """
+    return Z.reshape(-1, Z.shape[-1])

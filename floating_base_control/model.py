@@ -1,0 +1,222 @@
+"""The floating-base robot model in the notation of seed 002 (Mishra et al.).
+
+:class:`FloatingBaseModel` is immutable: it holds the Pinocchio model built from
+a URDF and the constant per-link data.  Its methods are the checked public
+entry points (shapes and NaN are validated, errors name the argument); each
+evaluates the shape kinematics once and calls the plain functions in
+``floating_base_control.dynamics``, which the inner loops of the estimator and
+controllers call directly with a preallocated :class:`Workspace`.
+"""
+import numpy as np
+import pinocchio as pin
+
+from . import validation as check
+from .conventions import swap_halves, to_pinocchio
+from .dynamics import curvature as _curv
+from .dynamics import hamel as _hamel
+from .dynamics import reduced as _rel
+from .kinematics import Workspace, shape_kinematics
+from .lie import SWAP
+from .urdf_loader import build_pinocchio_model, read_urdf
+from .validation import ModelError
+
+#: Smallest eigenvalue, relative to the largest, accepted for M_b and Lambda_q.
+DEGENERACY_TOL = 1e-12
+
+
+class FloatingBaseModel:
+    """A free-floating multibody system: base {1} (the URDF root link) and ``n`` shape joints.
+
+    Attributes
+    ----------
+    pin_model : pinocchio.Model
+        Free-flyer model (treat as read-only).  Its gravity is the one given.
+    joint_names : tuple of str
+        Shape joints in the order of ``q`` (Pinocchio's depth-first order).
+    link_names : tuple of str
+        One URDF link per rigid body (fixed links merged), base first.
+    n : int
+        Number of shape joints.
+    gravity : ndarray (3,)
+        Gravity in the inertial frame, m/s^2.
+    position_limits, velocity_limits, effort_limits : ndarray
+        ``(n, 2)`` lower/upper positions and ``(n,)`` symmetric limits from the URDF.
+    """
+
+    def __init__(self, pin_model, source="<model>"):
+        self.pin_model = pin_model
+        self.source = source
+        self.n = pin_model.nv - 6
+        if pin_model.nq != pin_model.nv + 1 or pin_model.joints[1].shortname() != "JointModelFreeFlyer":
+            raise ModelError(f"{source}: expected a free-flyer root and 1-DoF shape joints")
+        self.joint_names = tuple(pin_model.names[2:])
+        self.link_names = tuple(_link_names(pin_model))
+        self.gravity = pin_model.gravity.linear.copy()
+        self.mass = sum(Y.mass for Y in pin_model.inertias)
+        self.position_limits = np.column_stack([pin_model.lowerPositionLimit[7:],
+                                                pin_model.upperPositionLimit[7:]])
+        self.velocity_limits = pin_model.velocityLimit[6:].copy()
+        self.effort_limits = pin_model.effortLimit[6:].copy()
+        self.link_inertia_pin = np.array([Y.matrix() for Y in pin_model.inertias[1:]])
+        self.support = np.array([[j in pin_model.supports[k] for j in range(2, pin_model.njoints)]
+                                 for k in range(1, pin_model.njoints)])
+        self._cc_pin_model = pin.Model(pin_model)
+        self._cc_pin_model.gravity = pin.Motion.Zero()
+        self._ws = None
+        self._check_nondegenerate()
+
+    @classmethod
+    def from_urdf(cls, path, gravity=(0.0, 0.0, 0.0)):
+        """Load a URDF whose root link is the floating base.
+
+        ``gravity`` (m/s^2, inertial frame) defaults to zero: the free-floating
+        (orbital) case, where the momentum map is conserved.  Pass
+        ``(0, 0, -9.81)`` for a robot on Earth.
+        """
+        return cls.from_urdf_string(read_urdf(path), gravity, source=str(path))
+
+    @classmethod
+    def from_urdf_string(cls, xml, gravity=(0.0, 0.0, 0.0), source="<string>"):
+        """Like :meth:`from_urdf`, from the URDF text."""
+        gravity = check.vector("gravity", gravity, 3)
+        return cls(build_pinocchio_model(xml, gravity, source), source)
+
+    def create_data(self):
+        """A new :class:`~floating_base_control.kinematics.Workspace` for this model."""
+        return Workspace(self)
+
+    def __repr__(self):
+        return (f"FloatingBaseModel({self.source!r}, n={self.n}, "
+                f"mass={self.mass:.3f} kg, joints={list(self.joint_names)})")
+
+    # -- checked entry points -------------------------------------------------------
+
+    def kinematics(self, q, qdot=None):
+        """:class:`~floating_base_control.kinematics.ShapeKinematics` at a checked shape."""
+        q = check.vector("q", q, self.n)
+        qdot = None if qdot is None else check.vector("qdot", qdot, self.n)
+        if self._ws is None:
+            self._ws = Workspace(self)
+        return shape_kinematics(self, self._ws, q, qdot)
+
+    def locked_inertia(self, q):
+        """Locked inertia ``M_b(q)`` (6x6, seed 002, eq. 7)."""
+        return self.kinematics(q).M_b
+
+    def mechanical_connection(self, q):
+        """Local mechanical connection ``A_l(q) = M_b^-1 M_bq`` (6 x n, Def. 3)."""
+        return self.kinematics(q).A
+
+    def locked_velocity(self, q, V1, qdot):
+        """Locked velocity ``mu = V1 + A_l qdot`` (Def. 3)."""
+        V1 = check.vector("V1", V1, 6)
+        return _rel.locked_velocity(self.kinematics(q), V1, check.vector("qdot", qdot, self.n))
+
+    def base_velocity(self, q, mu, qdot):
+        """Base body twist ``V1 = mu - A_l qdot`` (eq. 9)."""
+        mu = check.vector("mu", mu, 6)
+        return _rel.base_velocity(self.kinematics(q), mu, check.vector("qdot", qdot, self.n))
+
+    def momentum_map(self, g1, q, V1, qdot):
+        """Spatial momentum ``J = Ad_g1^-T (M_b V1 + M_bq qdot)`` (Def. 2), ``[angular; linear]``."""
+        g1 = check.pose("g1", g1)
+        V1 = check.vector("V1", V1, 6)
+        return _rel.momentum_map(self.kinematics(q), g1, V1, check.vector("qdot", qdot, self.n))
+
+    def reduced_shape_inertia(self, q):
+        """``Lambda_q(q)`` (n x n, eq. 19a)."""
+        return _rel.reduced_shape_inertia(self.kinematics(q))
+
+    def locked_inertia_velocity(self, q, x):
+        """LIV matrix ``P(q, x)`` (6x6, eq. 19b); ``P(q, qdot) = dM_b/dt``."""
+        return _rel.locked_inertia_velocity(self.kinematics(q), check.vector("x", x, self.n))
+
+    def locked_inertia_derivative(self, q, mu):
+        """LID matrix ``S(q, mu)`` (6 x n, eq. 19c)."""
+        return _rel.locked_inertia_derivative(self.kinematics(q), check.vector("mu", mu, 6))
+
+    def reduced_shape_coriolis(self, q, qdot):
+        """Reduced shape CC matrix ``Gamma~'_q(q, qdot)`` (n x n, eq. 19d)."""
+        return _rel.reduced_shape_coriolis(self.kinematics(q, qdot))
+
+    def gyroscopic_matrix(self, q, mu):
+        """Curvature-related skew matrix ``B~(q, mu)`` (n x n, eq. 19e)."""
+        return _rel.gyroscopic_matrix(self.kinematics(q), check.vector("mu", mu, 6))
+
+    def cc_matrices(self, q, mu, qdot):
+        """``(D_qdot, D_mu)`` of Theorem 1 (eq. 18)."""
+        return _rel.cc_matrices(self.kinematics(q, qdot), check.vector("mu", mu, 6))
+
+    def reduced_inertia(self, q):
+        """``Lambda = diag(M_b, Lambda_q)`` of Theorem 1 (eq. 18)."""
+        return _rel.reduced_inertia(self.kinematics(q))
+
+    def hamel_matrices(self, q, V1, qdot):
+        """``(M, C)`` of Lemma 1 (eqs. 5-6), ordered ``[V1 = (omega, v); qdot]``."""
+        return _hamel.hamel_matrices(self.kinematics(q, qdot), check.vector("V1", V1, 6))
+
+    def generalized_gravity(self, g1, q):
+        """Gravity forces ``(F1_g, tau_g)`` at pose ``g1``: base wrench ``[moment; force]`` and joints.
+
+        These enter the REL equations on the force side (``F`` of eq. 18).
+        """
+        g1 = check.pose("g1", g1)
+        q_pin = to_pinocchio(g1, check.vector("q", q, self.n))
+        g = -pin.computeGeneralizedGravity(self.pin_model, self.pin_model.createData(), q_pin)
+        return swap_halves(g[:6]), g[6:]
+
+    def forward_dynamics_reduced(self, q, mu, qdot, tau, F1=None, g1=None):
+        """``(mu_dot, qddot)`` from the REL equations (Theorem 1, eq. 18).
+
+        ``tau`` are the joint torques, ``F1`` an external body wrench on the base
+        ``[moment; force]`` (default zero).  With non-zero gravity the base pose
+        ``g1`` is needed for the gravity forces.
+        """
+        kin = self.kinematics(q, qdot)
+        tau = check.vector("tau", tau, self.n)
+        F1 = np.zeros(6) if F1 is None else check.vector("F1", F1, 6)
+        if self.gravity.any():
+            if g1 is None:
+                raise check.InputError("g1 is required: the model has non-zero gravity "
+                                       f"{self.gravity.tolist()}")
+            F1_g, tau_g = self.generalized_gravity(g1, q)
+            F1, tau = F1 + F1_g, tau + tau_g
+        return _rel.forward_dynamics_reduced(kin, check.vector("mu", mu, 6), tau, F1)
+
+    def curvature(self, q, x, y):
+        """Local curvature ``DA_l(q, x) y`` by Theorem 2 (eq. 35), a twist ``[omega; v]``.
+
+        Sign as in eq. 11: a small counter-clockwise loop of area ``a`` in the
+        ``(x, y)`` plane at ``mu = 0`` moves the base by ``-a DA_l(q, x) y``.
+        """
+        x = check.vector("x", x, self.n)
+        return _curv.curvature(self.kinematics(q), x, check.vector("y", y, self.n))
+
+    def curvature_tensor(self, q):
+        """``F[:, i, j] = DA_l(q, e_i) e_j`` for all joint pairs (6 x n x n), by Theorem 2."""
+        return _curv.curvature_tensor(self.kinematics(q))
+
+    # -- construction checks --------------------------------------------------------
+
+    def _check_nondegenerate(self):
+        kin = self.kinematics(np.zeros(self.n))
+        ev = np.linalg.eigvalsh(kin.M_b)
+        if ev.min() <= DEGENERACY_TOL * ev.max():
+            raise ModelError(f"{self.source}: the locked inertia M_b is singular (eigenvalues "
+                             f"{ev.min():.3g} .. {ev.max():.3g}): the robot needs mass and a "
+                             "non-degenerate rotational inertia")
+        Lam = _rel.reduced_shape_inertia(kin)
+        scale = np.abs(Lam).max()
+        dead = [self.joint_names[j] for j in range(self.n) if Lam[j, j] <= DEGENERACY_TOL * scale]
+        if dead or np.linalg.eigvalsh(Lam).min() <= DEGENERACY_TOL * scale:
+            raise ModelError(f"{self.source}: the reduced shape inertia Lambda_q is singular; "
+                             f"joints moving no inertia: {dead or 'a combination of joints'}")
+
+
+def _link_names(pin_model):
+    """First BODY frame of each joint 1.. (the URDF link it carries)."""
+    names = {}
+    for frame in pin_model.frames:
+        if frame.type == pin.FrameType.BODY and frame.parentJoint not in names:
+            names[frame.parentJoint] = frame.name
+    return [names.get(j, pin_model.names[j]) for j in range(1, pin_model.njoints)]

@@ -1,0 +1,36 @@
+"""Locate the package's data files (urdf/, config/, launch/) however it was installed.
+
+Order: the source tree (a checkout or an editable install), then the install
+prefix of a pip install (``<prefix>/share/floating_base_control``), then the
+ament index of a colcon install.
+"""
+import sys
+from pathlib import Path
+
+PACKAGE = "floating_base_control"
+
+
+def _ament_share():
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        return Path(get_package_share_directory(PACKAGE))
+    except (ImportError, LookupError, OSError):
+        return None
+
+
+def share_file(relpath):
+    """Absolute path of ``relpath`` (e.g. ``"urdf/orbital_robot.urdf"``) in the package share."""
+    roots = [Path(__file__).resolve().parents[1], Path(sys.prefix) / "share" / PACKAGE]
+    for root in roots:
+        if (root / relpath).exists():
+            return str(root / relpath)
+    ament = _ament_share()
+    if ament is not None and (ament / relpath).exists():
+        return str(ament / relpath)
+    raise FileNotFoundError(f"{relpath} not found in {PACKAGE}'s share (looked in "
+                            f"{', '.join(map(str, roots))} and the ament index)")
+
+
+def orbital_robot_urdf():
+    """Path of the orbital robot URDF shipped with the package."""
+    return share_file("urdf/orbital_robot.urdf")

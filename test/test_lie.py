@@ -1,0 +1,84 @@
+"""SE(3) tools (seed 002, Appendix A) against their definitions."""
+import numpy as np
+import pytest
+from scipy.linalg import expm
+from scipy.spatial.transform import Rotation
+
+from conftest import assert_close
+from floating_base_control import lie
+
+
+def random_pose(rng):
+    return np.block([[Rotation.random(random_state=rng).as_matrix(), rng.normal(size=(3, 1))],
+                     [np.zeros((1, 3)), np.ones((1, 1))]])
+
+
+def random_inertia(rng):
+    m = rng.uniform(1, 5)
+    R = Rotation.random(random_state=rng).as_matrix()
+    Ic = R @ np.diag(rng.uniform(0.1, 0.3, 3)) @ R.T
+    c = rng.normal(size=3) * 0.3
+    cx = lie.skew(c)
+    return np.block([[Ic - m * cx @ cx, m * cx], [-m * cx, m * np.eye(3)]])
+
+
+def test_hat_vee_and_bracket(rng):
+    V, W = rng.normal(size=6), rng.normal(size=6)
+    assert_close(lie.vee(lie.hat(V)), V, 1e-15)
+    bracket = lie.hat(V) @ lie.hat(W) - lie.hat(W) @ lie.hat(V)
+    assert_close(lie.ad(V) @ W, lie.vee(bracket), 1e-14, "ad_V W = [V^, W^]v (eq. 60)")
+
+
+def test_adjoint_is_conjugation(rng):
+    g, V = random_pose(rng), rng.normal(size=6)
+    assert_close(lie.hat(lie.Ad(g) @ V), g @ lie.hat(V) @ np.linalg.inv(g), 1e-13, "Ad_g (eq. 60)")
+    assert_close(lie.Ad_inv(g), np.linalg.inv(lie.Ad(g)), 1e-13)
+    assert_close(lie.inv(g), np.linalg.inv(g), 1e-14)
+
+
+def test_ad_tilde_swaps_arguments(rng):
+    M, v, w = random_inertia(rng), rng.normal(size=6), rng.normal(size=6)
+    assert_close(lie.ad(v).T @ M @ w, lie.ad_tilde(M @ w) @ v, 1e-13, "eq. 3")
+    h = rng.normal(size=6)
+    assert_close(lie.ad_tilde(h), -lie.ad_tilde(h).T, 0, "ad~ is skew-symmetric")
+
+
+def test_property_7(rng):
+    g, V, M = random_pose(rng), rng.normal(size=6), random_inertia(rng)
+    Ad = lie.Ad(g)
+    assert_close(Ad @ lie.ad(V) @ np.linalg.inv(Ad), lie.ad(Ad @ V), 1e-12, "eq. 62a")
+    assert_close(Ad.T @ lie.ad_tilde(M @ V) @ Ad, lie.ad_tilde(Ad.T @ M @ V), 1e-12, "eq. 62b")
+
+
+def test_property_8_adjoint_rate(rng):
+    g, V, x, h = random_pose(rng), rng.normal(size=6), rng.normal(size=6), 1e-6
+    rate = (lie.Ad(g @ lie.exp(h * V)) - lie.Ad(g @ lie.exp(-h * V))) / (2 * h)
+    assert_close(rate @ x, lie.Ad(g) @ lie.ad(V) @ x, 1e-8, "eq. 63")
+
+
+def test_batched_operators_match(rng):
+    W = rng.normal(size=(4, 3, 6))
+    assert_close(lie.ad_batch(W)[2, 1], lie.ad(W[2, 1]), 0)
+    assert_close(lie.ad_tilde_batch(W)[3, 0], lie.ad_tilde(W[3, 0]), 0)
+
+
+def test_exp_log(rng):
+    V = rng.normal(size=6)
+    V[:3] *= 2.5 / np.linalg.norm(V[:3])        # rotation angle below pi
+    assert_close(lie.exp(V), expm(lie.hat(V)), 1e-12, "exp = matrix exponential of V^")
+    assert_close(lie.log(lie.exp(V)), V, 1e-12, "log inverts exp")
+
+
+def test_H_maps_body_twist_to_exponential_coordinate_rate(rng):
+    eps, delta, h = rng.normal(size=6), rng.normal(size=6), 1e-6
+    eps[:3] *= 2.0 / np.linalg.norm(eps[:3])
+    eta = lie.exp(eps)
+    rate = (lie.log(eta @ lie.exp(h * delta)) - lie.log(eta @ lie.exp(-h * delta))) / (2 * h)
+    assert_close(lie.H(eps) @ delta, rate, 1e-8, "eps_dot = H(eps) (eta^-1 eta_dot)v (eq. 39)")
+    assert_close(lie.H(eps) @ eps, eps, 1e-12, "H(eps) eps = eps (used with K = k I)")
+
+
+@pytest.mark.parametrize("angle", [0.0, 1e-9, np.pi - 1e-6])
+def test_log_near_singular_angles(angle):
+    V = np.array([0.0, 0.0, angle, 0.1, -0.2, 0.3])
+    assert_close(lie.log(lie.exp(V)), V, 1e-6)
