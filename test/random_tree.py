@@ -41,3 +41,39 @@ def random_tree_urdf(seed, n_joints=6, fixed_links=1, base_scale=5.0):
                       f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/>{limit}</joint>')
         links.append(f'<link name="link{i}">{_inertial(rng)}</link>')
     return '<robot name="random_tree">' + "".join(links + joints) + "</robot>"
+
+
+def _origin_matrix(el):
+    o = el.find("origin")
+    xyz = [float(v) for v in (o.get("xyz", "0 0 0") if o is not None else "0 0 0").split()]
+    rpy = [float(v) for v in (o.get("rpy", "0 0 0") if o is not None else "0 0 0").split()]
+    g = np.eye(4)
+    g[:3, :3] = Rotation.from_euler("xyz", rpy).as_matrix()     # URDF rpy: extrinsic x-y-z
+    g[:3, 3] = xyz
+    return g
+
+
+def _set_origin(el, g):
+    import xml.etree.ElementTree as ET
+    o = el.find("origin")
+    if o is None:
+        o = ET.SubElement(el, "origin")
+    o.set("xyz", " ".join(repr(float(v)) for v in g[:3, 3]))
+    o.set("rpy", " ".join(repr(float(v)) for v in Rotation.from_matrix(g[:3, :3]).as_euler("xyz")))
+
+
+def rebase_urdf(xml, g_1c):
+    """The same robot with the base frame moved to ``{c} = {1} g_1c`` (the root link's
+    inertial and the origins of the joints it parents are re-expressed in {c})."""
+    import xml.etree.ElementTree as ET
+    root = ET.fromstring(xml)
+    children = {j.find("child").get("link") for j in root.findall("joint")}
+    base = next(link for link in root.findall("link") if link.get("name") not in children)
+    g_c1 = np.linalg.inv(g_1c)
+    inertial = base.find("inertial")
+    if inertial is not None:
+        _set_origin(inertial, g_c1 @ _origin_matrix(inertial))
+    for joint in root.findall("joint"):
+        if joint.find("parent").get("link") == base.get("name"):
+            _set_origin(joint, g_c1 @ _origin_matrix(joint))
+    return ET.tostring(root, encoding="unicode")
