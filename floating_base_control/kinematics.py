@@ -19,6 +19,7 @@ import numpy as np
 import pinocchio as pin
 
 from .lie import SWAP
+from .linalg import spd_solve
 
 
 class Workspace:
@@ -31,6 +32,9 @@ class Workspace:
         self.pin_data = model.pin_model.createData()
         self.q_pin = pin.neutral(model.pin_model)   # base at the identity
         self.v_pin = np.zeros(model.pin_model.nv)   # base at rest
+        self.v_cc = np.zeros(model.pin_model.nv)    # velocities at which rel_terms evaluates CC forces
+        self.cc = np.zeros((model.pin_model.nv, 3))  # the CC forces there
+        self.ix_base = np.ix_(SWAP, SWAP)
 
 
 class ShapeKinematics(NamedTuple):
@@ -58,17 +62,17 @@ def shape_kinematics(model, ws, q, qdot=None):
     else:
         ws.v_pin[6:] = qdot
         pin.computeJointJacobiansTimeVariation(pm, pd, ws.q_pin, ws.v_pin)
-    X = np.array([M.actionInverse for M in pd.oMi.tolist()[1:]])
-    I_pin = X.transpose(0, 2, 1) @ model.link_inertia_pin @ X
-    I = I_pin[:, SWAP[:, None], SWAP]
-    Z = pd.J[SWAP, 6:] * model.support[:, None, :]
-    IZ = I @ Z
-    M_b = I.sum(axis=0)
-    M_bq = IZ.sum(axis=0)
-    M_q = Z.reshape(-1, model.n).T @ IZ.reshape(-1, model.n)
-    A = np.linalg.solve(M_b, M_bq)
-    Zdot = None if qdot is None else pd.dJ[SWAP, 6:] * model.support[:, None, :]
-    return ShapeKinematics(I, Z, M_b, M_bq, M_q, A, qdot, Zdot)
+    # Ad_1k^-1 with columns in [omega; v] order; rows stay in Pinocchio's order,
+    # which cancels in X^T M_k X because M_k is in Pinocchio's order too.
+    X = np.array([M.actionInverse for M in pd.oMi.tolist()[1:]])[..., SWAP]
+    I = X.transpose(0, 2, 1) @ (model.link_inertia_pin @ X)
+    Z = pd.J[SWAP, 6:] * model.support3
+    Zdot = None if qdot is None else pd.dJ[SWAP, 6:] * model.support3
+    M = pin.crba(pm, pd, ws.q_pin)                 # sum_k T_k^T M_k T_k (eq. 5), recursively
+    M_bq = M[SWAP, 6:]
+    M_b = M[ws.ix_base]
+    A = spd_solve(M_b, M_bq)
+    return ShapeKinematics(I, Z, M_b, M_bq, M[6:, 6:].copy(), A, qdot, Zdot)
 
 
 def stacked(Z):

@@ -15,8 +15,8 @@ from .conventions import swap_halves, to_pinocchio
 from .dynamics import curvature as _curv
 from .dynamics import hamel as _hamel
 from .dynamics import reduced as _rel
+from .dynamics import rel_terms as _terms
 from .kinematics import Workspace, shape_kinematics
-from .lie import SWAP
 from .urdf_loader import build_pinocchio_model, read_urdf
 from .validation import ModelError
 
@@ -60,8 +60,10 @@ class FloatingBaseModel:
         self.link_inertia_pin = np.array([Y.matrix() for Y in pin_model.inertias[1:]])
         self.support = np.array([[j in pin_model.supports[k] for j in range(2, pin_model.njoints)]
                                  for k in range(1, pin_model.njoints)])
-        self._cc_pin_model = pin.Model(pin_model)
-        self._cc_pin_model.gravity = pin.Motion.Zero()
+        self.support3 = self.support[:, None, :].astype(float)   # (nb, 1, n) mask of Z_k columns
+        #: zero-gravity copy: CC forces from nonLinearEffects (rel_terms)
+        self.cc_pin_model = pin.Model(pin_model)
+        self.cc_pin_model.gravity = pin.Motion.Zero()
         self._ws = None
         self._check_nondegenerate()
 
@@ -95,9 +97,12 @@ class FloatingBaseModel:
         """:class:`~floating_base_control.kinematics.ShapeKinematics` at a checked shape."""
         q = check.vector("q", q, self.n)
         qdot = None if qdot is None else check.vector("qdot", qdot, self.n)
+        return shape_kinematics(self, self._workspace(), q, qdot)
+
+    def _workspace(self):
         if self._ws is None:
             self._ws = Workspace(self)
-        return shape_kinematics(self, self._ws, q, qdot)
+        return self._ws
 
     def locked_inertia(self, q):
         """Locked inertia ``M_b(q)`` (6x6, seed 002, eq. 7)."""
@@ -165,6 +170,12 @@ class FloatingBaseModel:
         g = -pin.computeGeneralizedGravity(self.pin_model, self.pin_model.createData(), q_pin)
         return swap_halves(g[:6]), g[6:]
 
+    def rel_terms(self, q, qdot, mu):
+        """:class:`~floating_base_control.dynamics.rel_terms.RELTerms`: inertias and CC forces of
+        the REL equations (eq. 18) at ``(q, qdot, mu)``, split by velocity dependency."""
+        q, qdot = check.vector("q", q, self.n), check.vector("qdot", qdot, self.n)
+        return _terms.rel_terms(self, self._workspace(), q, qdot, check.vector("mu", mu, 6))
+
     def forward_dynamics_reduced(self, q, mu, qdot, tau, F1=None, g1=None):
         """``(mu_dot, qddot)`` from the REL equations (Theorem 1, eq. 18).
 
@@ -172,7 +183,7 @@ class FloatingBaseModel:
         ``[moment; force]`` (default zero).  With non-zero gravity the base pose
         ``g1`` is needed for the gravity forces.
         """
-        kin = self.kinematics(q, qdot)
+        terms = self.rel_terms(q, qdot, mu)
         tau = check.vector("tau", tau, self.n)
         F1 = np.zeros(6) if F1 is None else check.vector("F1", F1, 6)
         if self.gravity.any():
@@ -181,7 +192,7 @@ class FloatingBaseModel:
                                        f"{self.gravity.tolist()}")
             F1_g, tau_g = self.generalized_gravity(g1, q)
             F1, tau = F1 + F1_g, tau + tau_g
-        return _rel.forward_dynamics_reduced(kin, check.vector("mu", mu, 6), tau, F1)
+        return _terms.forward_dynamics(terms, tau, F1)
 
     def curvature(self, q, x, y):
         """Local curvature ``DA_l(q, x) y`` by Theorem 2 (eq. 35), a twist ``[omega; v]``.
@@ -200,6 +211,10 @@ class FloatingBaseModel:
 
     def _check_nondegenerate(self):
         kin = self.kinematics(np.zeros(self.n))
+        M = pin.crba(self.pin_model, self._workspace().pin_data, self._workspace().q_pin)
+        if np.abs(M - M.T).max() > 1e-12 * np.abs(M).max():
+            raise ModelError("this Pinocchio build returns a non-symmetric crba(); "
+                             f"floating_base_control needs pin >= 3 ({pin.__version__} found)")
         ev = np.linalg.eigvalsh(kin.M_b)
         if ev.min() <= DEGENERACY_TOL * ev.max():
             raise ModelError(f"{self.source}: the locked inertia M_b is singular (eigenvalues "

@@ -123,22 +123,3 @@ def reduced_inertia(kin):
     Lam[:6, :6] = kin.M_b
     Lam[6:, 6:] = reduced_shape_inertia(kin)
     return Lam
-
-
-def reduced_forces(kin, F1, tau):
-    """Force covector ``F = [F1; tau - A_l^T F1]`` of Theorem 1 (eq. 18)."""
-    return np.concatenate([F1, tau - kin.A.T @ F1])
-
-
-def forward_dynamics_reduced(kin, mu, tau, F1):
-    """Solve the REL equations (seed 002, eq. 18) for ``(mu_dot, qddot)`` at ``kin.qdot``.
-
-    ``F1`` is the body wrench on the base ``[moment; force]`` and ``tau`` the
-    joint forces, both including any potential forces.
-    """
-    D_qdot, D_mu = cc_matrices(kin, mu)
-    xi = np.concatenate([mu, kin.qdot])
-    rhs = (D_mu - D_qdot) @ xi + reduced_forces(kin, F1, tau)
-    mu_dot = np.linalg.solve(kin.M_b, rhs[:6])
-    qddot = np.linalg.solve(reduced_shape_inertia(kin), rhs[6:])
-    return mu_dot, qddot
