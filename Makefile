@@ -32,7 +32,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
-	$(PY) bench/run.py
+	cd bench && ../$(PY) run.py
 
 # Re-resolve the pinned set from requirements/base.in.
 lock:

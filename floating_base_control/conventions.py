@@ -114,12 +114,12 @@ def fill_pose_msg(pose_msg, g):
 
 def twist_from_msg(twist_msg):
     """Body twist ``[omega; v]`` of a ``geometry_msgs/Twist`` given in the body frame."""
-    a, l = twist_msg.angular, twist_msg.linear
-    return np.array([a.x, a.y, a.z, l.x, l.y, l.z], dtype=float)
+    ang, lin = twist_msg.angular, twist_msg.linear
+    return np.array([ang.x, ang.y, ang.z, lin.x, lin.y, lin.z], dtype=float)
 
 
 def fill_twist_msg(twist_msg, V):
     """Write a body twist ``[omega; v]`` into a ``geometry_msgs/Twist``; returns the message."""
-    a, l = twist_msg.angular, twist_msg.linear
-    a.x, a.y, a.z, l.x, l.y, l.z = (float(c) for c in V)
+    ang, lin = twist_msg.angular, twist_msg.linear
+    ang.x, ang.y, ang.z, lin.x, lin.y, lin.z = (float(c) for c in V)
     return twist_msg

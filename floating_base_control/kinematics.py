@@ -68,11 +68,25 @@ def shape_kinematics(model, ws, q, qdot=None):
     I = X.transpose(0, 2, 1) @ (model.link_inertia_pin @ X)
     Z = pd.J[SWAP, 6:] * model.support3
     Zdot = None if qdot is None else pd.dJ[SWAP, 6:] * model.support3
-    M = pin.crba(pm, pd, ws.q_pin)                 # sum_k T_k^T M_k T_k (eq. 5), recursively
-    M_bq = M[SWAP, 6:]
-    M_b = M[ws.ix_base]
-    A = spd_solve(M_b, M_bq)
+    M, M_b, M_bq, A = inertia_blocks(model, ws)
     return ShapeKinematics(I, Z, M_b, M_bq, M[6:, 6:].copy(), A, qdot, Zdot)
+
+
+def inertia_blocks(model, ws):
+    """``(M, M_b, M_bq, A_l)`` at the shape in ``ws.q_pin`` (seed 002, eqs. 5, 7 and Def. 3).
+
+    ``M`` is Pinocchio's CRBA result in its own ordering (overwritten by the next call).
+    """
+    M = pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
+    M_b = M[ws.ix_base]
+    M_bq = M[SWAP, 6:]
+    return M, M_b, M_bq, spd_solve(M_b, M_bq)
+
+
+def mechanical_connection(model, ws, q):
+    """``A_l(q) = M_b^-1 M_bq`` alone (one CRBA): what numerical methods differentiate."""
+    ws.q_pin[7:] = q
+    return inertia_blocks(model, ws)[3]
 
 
 def stacked(Z):

@@ -64,8 +64,7 @@ def inv(g):
     return out
 
 
-def ad(V):
-    """``ad_V`` (seed 002, eq. 60): ``[[omega_x, 0], [v_x, omega_x]]``, so ``ad_V W = [V, W]``."""
+def _ad_definition(V):
     out = np.zeros((6, 6))
     out[:3, :3] = skew(V[:3])
     out[3:, 3:] = out[:3, :3]
@@ -73,12 +72,7 @@ def ad(V):
     return out
 
 
-def ad_tilde(h):
-    """``ad~_h`` (seed 002, eqs. 3 and 61) of a momentum ``h = [h_omega; h_v]``.
-
-    ``[[h_omega_x, h_v_x], [h_v_x, 0]]``: the skew-symmetric operator that swaps
-    the arguments of the coadjoint action, ``ad_v^T (M w) = ad~_(M w) v``.
-    """
+def _ad_tilde_definition(h):
     out = np.zeros((6, 6))
     out[:3, :3] = skew(h[:3])
     out[:3, 3:] = skew(h[3:])
@@ -91,8 +85,24 @@ def _linear_operator_table(op):
     return np.stack([op(e).ravel() for e in np.eye(6)])
 
 
-_AD_TABLE = _linear_operator_table(ad)
-_AD_TILDE_TABLE = _linear_operator_table(ad_tilde)
+# Both operators are linear in their argument: one matrix product evaluates them
+# (much cheaper than filling blocks), and for a whole batch at once.
+_AD_TABLE = _linear_operator_table(_ad_definition)
+_AD_TILDE_TABLE = _linear_operator_table(_ad_tilde_definition)
+
+
+def ad(V):
+    """``ad_V`` (seed 002, eq. 60): ``[[omega_x, 0], [v_x, omega_x]]``, so ``ad_V W = [V, W]``."""
+    return (V @ _AD_TABLE).reshape(6, 6)
+
+
+def ad_tilde(h):
+    """``ad~_h`` (seed 002, eqs. 3 and 61) of a momentum ``h = [h_omega; h_v]``.
+
+    ``[[h_omega_x, h_v_x], [h_v_x, 0]]``: the skew-symmetric operator that swaps
+    the arguments of the coadjoint action, ``ad_v^T (M w) = ad~_(M w) v``.
+    """
+    return (h @ _AD_TILDE_TABLE).reshape(6, 6)
 
 
 def ad_batch(V):

@@ -8,7 +8,6 @@ from floating_base_control import FloatingBaseModel
 from floating_base_control.conventions import from_pinocchio, to_pinocchio
 from floating_base_control.dynamics import reduced as rel
 from floating_base_control.lie import Ad, Ad_inv, ad, ad_tilde, exp, hat
-from pinocchio_reference import PinRef
 from random_tree import rebase_urdf
 from reference_rel import LinkFrames
 from test_lie import random_pose

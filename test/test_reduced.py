@@ -1,15 +1,12 @@
 """Theorem 1 (the REL equations of seed 002) and its properties, against Pinocchio and definitions."""
 import numpy as np
 import pytest
-from scipy.spatial.transform import Rotation
 
 from conftest import MODEL_NAMES, assert_close, model_urdf, random_state
 from floating_base_control import FloatingBaseModel
-from floating_base_control.conventions import to_pinocchio
 from floating_base_control.dynamics import reduced as rel
-from floating_base_control.lie import Ad, Ad_inv, ad, ad_tilde, exp
+from floating_base_control.lie import ad
 from pinocchio_reference import PinRef
-from reference_rel import LinkFrames
 from test_lie import random_pose
 
 
@@ -123,3 +120,15 @@ def test_forward_dynamics_reduced_with_gravity(name, rng):
     got = heavy.forward_dynamics_reduced(q, mu, qdot, tau, g1=g1)
     assert_close(got[0], expected[0], 1e-10, "mu_dot with gravity")
     assert_close(got[1], expected[1], 1e-10, "qddot with gravity")
+
+
+def test_pinocchio_coriolis_at_the_locked_velocity_gives_S_and_B(model, rng):
+    """Found while building the fast path, kept as a cross-check: with V = [mu; 0],
+    Pinocchio's C equals -1/2 sum_k T_k^T M_k nabla_(Ad_1k^-1 mu) T_k, hence
+    B~(mu) = 2 L_q^T C L_q and S(mu)^T = -2 C_qb + M_bq^T ad_mu."""
+    q, _, _, mu = random_state(model, rng)
+    kin = model.kinematics(q)
+    C = PinRef(model, q).C(np.r_[mu, np.zeros(model.n)])
+    L_q = np.r_[-kin.A, np.eye(model.n)]
+    assert_close(2 * L_q.T @ C @ L_q, rel.gyroscopic_matrix(kin, mu), 1e-12, "B~")
+    assert_close(-2 * C[6:, :6] + kin.M_bq.T @ ad(mu), rel.locked_inertia_derivative(kin, mu).T, 1e-12, "S^T")

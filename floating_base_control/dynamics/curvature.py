@@ -6,48 +6,47 @@ moves by ``log(g1(0)^-1 g1(T)) = -a * DA_l(q, x) y``.
 """
 import numpy as np
 
-from ..kinematics import stacked
 from ..lie import ad_batch, ad_tilde_batch
+from ..linalg import spd_solve
 
 
-def curvature_operator(kin, X):
-    """``calB(q, x)`` of Theorem 2 (seed 002, eq. 36) for each column ``x`` of ``X`` (n x m).
+def curvature_pairs(kin, X=None, Y=None):
+    """``DA_l(q, x_i) y_j`` for the columns of ``X`` (n x a) and ``Y`` (n x b): a (6, a, b) array.
 
-    Returns ``(m, n, 6)``.  In {1} (see ``kinematics``), with ``w_k = Z_k x``
-    and ``v = A_l x``::
+    ``None`` stands for the identity (all joint directions).  Theorem 2 (seed
+    002, eqs. 35-36), ``DA_l(x) y = -M_b^-1 calB(x)^T y``, summed link by link in
+    the base frame (see ``kinematics``).  With ``sum_k I_k (Z_k - A_l) = 0``
+    (eq. 68a) and ``ad~_h r = ad_r^T h`` (eq. 3), eq. 36 collapses to::
 
-        calB(x) = sum_k Z_k^T (ad_w_k^T I_k + ad~_(I_k w_k) + I_k ad_w_k)     (M_k nabla + 2 M_k ad)
-                  - S(v)^T + A_l^T P(x) + A_l^T ad_v^T M_b
+        calB(x)^T y = sum_k I_k [u_k, r_k] + ad_(u_k)^T I_k r_k - ad_(r_k)^T I_k u_k
+                    = sum_k (I_k ad_(u_k) + ad_(u_k)^T I_k - ad~_(I_k u_k)) r_k
+
+    where ``u_k = (Z_k - A_l) x`` and ``r_k = (Z_k - A_l) y`` are the link twists
+    when the base moves so that the momentum stays zero (the generalized
+    Jacobian ``J~_k`` of eq. 14).  The bracket makes the antisymmetry in
+    ``(x, y)`` (Corollary 2) explicit.  ``test/test_reference.py`` checks this
+    form against eq. 36 written out verbatim.
     """
-    I, Z, A = kin.I, kin.Z, kin.A
-    m = X.shape[1]
-    w = np.moveaxis(Z @ X, 2, 1)               # (nb, m, 6)
-    v = (A @ X).T                              # (m, 6)
-    ad_w, ad_v = ad_batch(w), ad_batch(v)      # (nb, m, 6, 6), (m, 6, 6)
-    I4 = I[:, None]
-    I_ad_w = I4 @ ad_w
-    Iw = (I4 @ w[..., None])[..., 0]
-    Iv = (I4 @ v[..., None])[..., 0]
-    # per-link blocks, the -S(v)^T summand folded in: (nb, m, 6, 6)
-    blocks = (np.swapaxes(I_ad_w, -1, -2) + I_ad_w + ad_tilde_batch(Iw)
-              - np.swapaxes(ad_v, -1, -2) @ I4 - ad_tilde_batch(Iv))
-    linkwise = stacked(Z).T @ np.moveaxis(blocks, 0, 1).reshape(m, -1, 6)
-    Q = I_ad_w.sum(axis=0)
-    P = -(Q + np.swapaxes(Q, -1, -2))          # P(x), eq. 19b
-    return linkwise + A.T @ (P + np.swapaxes(ad_v, -1, -2) @ kin.M_b)
+    Zt = kin.Z - kin.A                                               # (nb, 6, n)
+    U = np.swapaxes(Zt if X is None else Zt @ X, 1, 2)               # (nb, a, 6)
+    R = Zt if Y is None else Zt @ Y                                  # (nb, 6, b)
+    I4 = kin.I[:, None]
+    Q = I4 @ ad_batch(U)
+    G = Q + np.swapaxes(Q, 2, 3) - ad_tilde_batch((I4 @ U[..., None])[..., 0])   # (nb, a, 6, 6)
+    nb, a, b = U.shape[0], U.shape[1], R.shape[2]
+    total = np.moveaxis(G, 0, 2).reshape(a * 6, nb * 6) @ R.reshape(nb * 6, b)   # sum over links
+    rhs = np.swapaxes(total.reshape(a, 6, b), 0, 1).reshape(6, a * b)
+    return -spd_solve(kin.M_b, rhs).reshape(6, a, b)
 
 
 def curvature(kin, x, y):
-    """Local curvature ``DA_l(q, x) y = -M_b^-1 calB(q, x)^T y`` (seed 002, Theorem 2, eq. 35)."""
-    B = curvature_operator(kin, x[:, None])[0]
-    return -np.linalg.solve(kin.M_b, B.T @ y)
+    """Local curvature ``DA_l(q, x) y`` (seed 002, Theorem 2, eq. 35): a twist ``[omega; v]``."""
+    return curvature_pairs(kin, x[:, None], y[:, None])[:, 0, 0]
 
 
 def curvature_tensor(kin):
     """All curvatures at once: ``F[:, i, j] = DA_l(q, e_i) e_j`` (6 x n x n), by Theorem 2."""
-    n = kin.A.shape[1]
-    B = curvature_operator(kin, np.eye(n))
-    return -np.linalg.solve(kin.M_b, B.reshape(n * n, 6).T).reshape(6, n, n)
+    return curvature_pairs(kin)
 
 
 def curvature_tensor_fd(connection, q, h=1e-5):

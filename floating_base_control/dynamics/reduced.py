@@ -52,17 +52,13 @@ def locked_inertia_velocity(kin, x):
     return -(Q + Q.T)
 
 
-def _lid_blocks(kin, mu):
-    """Per-link ``ad_mu^T I_k + ad~_(I_k mu)``: the summand of eq. 16 in {1}."""
-    return ad(mu).T @ kin.I + ad_tilde_batch(kin.I @ mu)
-
-
 def locked_inertia_derivative(kin, mu):
     """LID matrix ``S(q, mu)`` (6 x n, seed 002, eqs. 16/19c).
 
     ``S(x)^T y = d<x, y>_(M_b) / dq``; ``S(mu)^T = sum_k Z_k^T (ad_mu^T I_k + ad~_(I_k mu))``.
     """
-    return (stacked(kin.Z).T @ stacked(_lid_blocks(kin, mu))).T
+    blocks = ad(mu).T @ kin.I + ad_tilde_batch(kin.I @ mu)
+    return (stacked(kin.Z).T @ stacked(blocks)).T
 
 
 def reduced_shape_coriolis(kin):
@@ -85,14 +81,17 @@ def reduced_shape_coriolis(kin):
 def gyroscopic_matrix(kin, mu):
     """``B~(q, mu)`` (n x n, skew-symmetric; seed 002, eqs. 19e-20).
 
-    ``-A_l^T ad~_(M_b mu) A_l + S^T A_l - A_l^T S - sum_k J_k^T M_k nabla_(Ad_1k^-1 mu) J_k``
-    with ``M_k nabla_X = ad_X^T M_k + ad~_(M_k X) - M_k ad_X`` (eq. 20).
+    Eq. 19e reads ``-A_l^T ad~_(M_b mu) A_l + S^T A_l - A_l^T S - sum_k J_k^T M_k
+    nabla_(Ad_1k^-1 mu) J_k`` with ``M_k nabla_X = ad_X^T M_k + ad~_(M_k X) - M_k ad_X``
+    (eq. 20).  Expanding ``J~_k = J_k - Ad_1k^-1 A_l`` shows that the first three
+    terms complete the last sum to the generalized Jacobians,
+    ``B~ = -sum_k J~_k^T M_k nabla_(Ad_1k^-1 mu) J~_k``, which is what is computed
+    (``test/test_reference.py`` checks it against eq. 19e verbatim).
     """
-    N = _lid_blocks(kin, mu)
-    Zs = stacked(kin.Z)
-    SA = (Zs.T @ stacked(N)) @ kin.A
-    nabla = Zs.T @ stacked((N - kin.I @ ad(mu)) @ kin.Z)
-    return -kin.A.T @ ad_tilde(kin.M_b @ mu) @ kin.A + SA - SA.T - nabla
+    Zt = kin.Z - kin.A
+    ad_mu = ad(mu)
+    nabla = ad_mu.T @ kin.I + ad_tilde_batch(kin.I @ mu) - kin.I @ ad_mu
+    return -stacked(Zt).T @ stacked(nabla @ Zt)
 
 
 def cc_matrices(kin, mu):

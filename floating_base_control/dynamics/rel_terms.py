@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from ..kinematics import inertia_blocks
 from ..lie import SWAP, ad_tilde
 from ..linalg import spd_solve
 
@@ -63,10 +64,7 @@ def rel_terms(model, ws, q, qdot, mu):
     pm, pd = model.cc_pin_model, ws.pin_data
     qp, v, c = ws.q_pin, ws.v_cc, ws.cc
     qp[7:] = q
-    M = pin.crba(pm, pd, qp)
-    M_b = M[ws.ix_base]
-    M_bq = M[SWAP, 6:]
-    A_l = spd_solve(M_b, M_bq)
+    M, M_b, M_bq, A_l = inertia_blocks(model, ws)
     Lambda_q = M[6:, 6:] - M_bq.T @ A_l
     A_qdot = A_l @ qdot
     v[:3], v[3:6], v[6:] = mu[3:], mu[:3], 0.0                     # V_mu, Pinocchio order

@@ -1,0 +1,143 @@
+"""Speed of the seed 002 engine on the orbital robot, against Pinocchio in the same run.
+
+Timed (medians over many calls, cycling through random states inside the
+joint limits):
+
+* Pinocchio ``crba`` + ``computeCoriolisMatrix`` (the reference cost),
+* the REL terms of eq. 18 from Pinocchio recursions (``rel_terms``), alone and
+  with the compensation torques of eq. 45 from them (one control step's dynamics),
+* all REL matrices of Theorem 1 from the per-link sums (the paper's form),
+* the curvature for all joint pairs by Theorem 2 and by central differences
+  of ``A_l`` (Def. 5), with their agreement.
+
+Also: bytes allocated per call of ``rel_terms`` (tracemalloc).
+"""
+import gc
+import json
+import statistics
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from floating_base_control import FloatingBaseModel
+from floating_base_control.control.shape import tau_hat_1, tau_hat_2
+from floating_base_control.dynamics import curvature as curv
+from floating_base_control.dynamics import reduced as rel
+from floating_base_control.dynamics.rel_terms import rel_terms
+from floating_base_control.kinematics import mechanical_connection, shape_kinematics
+from floating_base_control.resources import orbital_robot_urdf
+
+SAMPLES, CALLS = 300, 20
+
+
+def median_us(fns, states):
+    """Median over SAMPLES of the mean time of CALLS consecutive calls, in microseconds.
+
+    The functions are interleaved sample by sample, so that a slow spell of the
+    machine affects all of them alike and the ratios stay fair.
+    """
+    samples = {name: [] for name in fns}
+    gc.disable()
+    try:
+        for i in range(SAMPLES):
+            s = states[i % len(states)]
+            for name, fn in fns.items():
+                t0 = time.perf_counter()
+                for _ in range(CALLS):
+                    fn(*s)
+                samples[name].append((time.perf_counter() - t0) / CALLS * 1e6)
+    finally:
+        gc.enable()
+    return {name: statistics.median(v) for name, v in samples.items()}
+
+
+def allocated_bytes(fn, state, calls=100):
+    """Peak traced allocation of one call (after warm-up), in bytes."""
+    fn(*state)
+    tracemalloc.start()
+    for _ in range(calls):
+        tracemalloc.reset_peak()
+        fn(*state)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def run():
+    model = FloatingBaseModel.from_urdf(orbital_robot_urdf())
+    ws = model.create_data()
+    rng = np.random.default_rng(0)
+    lo, hi = model.position_limits.T
+    states = [(rng.uniform(lo, hi), rng.normal(size=model.n), rng.normal(size=6) * 0.2)
+              for _ in range(32)]
+    pm, pd = model.cc_pin_model, model.cc_pin_model.createData()
+
+    def pinocchio(q, qdot, mu):
+        ws.q_pin[7:], ws.v_cc[6:], ws.v_cc[:6] = q, qdot, mu
+        pin.crba(pm, pd, ws.q_pin)
+        pin.computeCoriolisMatrix(pm, pd, ws.q_pin, ws.v_cc)
+
+    def terms_and_compensation(q, qdot, mu):
+        t = rel_terms(model, ws, q, qdot, mu)
+        return tau_hat_1(t), tau_hat_2(t)
+
+    def terms_only(q, qdot, mu):
+        return rel_terms(model, ws, q, qdot, mu)
+
+    def matrices(q, qdot, mu):
+        kin = shape_kinematics(model, ws, q, qdot)
+        return rel.reduced_inertia(kin), rel.cc_matrices(kin, mu)
+
+    def curvature_theorem_2(q, qdot, mu):
+        return curv.curvature_tensor(shape_kinematics(model, ws, q))
+
+    def curvature_differences(q, qdot, mu):
+        return curv.curvature_tensor_fd(lambda x: mechanical_connection(model, ws, x), q)
+
+    timings = median_us({
+        "pinocchio_crba_plus_coriolis_matrix": pinocchio,
+        "rel_terms": terms_only,
+        "rel_terms_plus_compensation": terms_and_compensation,
+        "rel_matrices_per_link": matrices,
+        "curvature_all_pairs_theorem_2": curvature_theorem_2,
+        "curvature_all_pairs_central_differences": curvature_differences,
+    }, states)
+    agreement = max(
+        np.abs(curvature_theorem_2(*s) - curvature_differences(*s)).max()
+        / np.abs(curvature_theorem_2(*s)).max() for s in states)
+    base = timings["pinocchio_crba_plus_coriolis_matrix"]
+    return {
+        "model": repr(model),
+        "median_us": {k: round(v, 2) for k, v in timings.items()},
+        "ratio_to_pinocchio": {k: round(v / base, 2) for k, v in timings.items()},
+        "curvature_speedup_over_differences": round(
+            timings["curvature_all_pairs_central_differences"] / timings["curvature_all_pairs_theorem_2"], 2),
+        "curvature_max_relative_difference": float(agreement),
+        "rel_terms_bytes_per_call": allocated_bytes(lambda *s: rel_terms(model, ws, *s), states[0]),
+    }
+
+
+def report(result):
+    print(result["model"])
+    print(f"{'':46s}{'median us':>12s}{'x Pinocchio':>13s}")
+    for k, v in result["median_us"].items():
+        print(f"  {k:44s}{v:12.1f}{result['ratio_to_pinocchio'][k]:13.2f}")
+    print(f"  curvature: Theorem 2 is {result['curvature_speedup_over_differences']}x faster than "
+          f"central differences; max relative difference {result['curvature_max_relative_difference']:.2e}")
+    print(f"  rel_terms allocates {result['rel_terms_bytes_per_call']} bytes per call")
+
+
+def save(result, name):
+    """Write ``out/bench/<name>.json`` at the repository root."""
+    out = Path(__file__).resolve().parents[1] / "out" / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    res = run()
+    report(res)
+    save(res, "engine")
