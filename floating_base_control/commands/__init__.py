@@ -1,0 +1,1 @@
+"""Subcommands of ``fbc``: each module defines ``register(subparsers)``."""
