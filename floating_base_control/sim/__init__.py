@@ -1,0 +1,1 @@
+"""Simulated hardware: the MuJoCo plant, sensor models, scenarios and reports."""
