@@ -6,10 +6,10 @@ listed in ``COMMANDS``.
 import argparse
 import sys
 
-from .commands import inspect
+from .commands import demo, inspect
 from .validation import FloatingBaseError
 
-COMMANDS = [inspect]
+COMMANDS = [inspect, demo]
 
 
 def main(argv=None):
@@ -21,7 +21,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         args.func(args)
-    except (FloatingBaseError, FileNotFoundError) as exc:
+    except (FloatingBaseError, FileNotFoundError, ValueError) as exc:
         parser.exit(2, f"fbc {args.command}: error: {exc}\n")
     except BrokenPipeError:          # `fbc ... | head`
         sys.stderr.close()

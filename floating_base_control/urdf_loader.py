@@ -120,3 +120,24 @@ def check_link_inertia(link, source):
                          "triangle inequality I1 + I2 >= I3")
     if m == 0 and c > scale:
         raise ModelError(f"URDF {source}: link {name!r} has zero mass but non-zero inertia")
+
+
+def scale_link_inertial(xml, link_name, factor):
+    """URDF text with the mass and inertia of ``link_name`` (``None``: the root link) times ``factor``.
+
+    Used to give a controller a model that is off from the plant by a known amount.
+    """
+    root = ET.fromstring(xml)
+    if link_name is None:
+        children = {j.find("child").get("link") for j in root.findall("joint")}
+        link_name = next(link.get("name") for link in root.findall("link") if link.get("name") not in children)
+    link = next((lk for lk in root.findall("link") if lk.get("name") == link_name), None)
+    if link is None or link.find("inertial") is None:
+        raise ModelError(f"URDF has no link {link_name!r} with an <inertial>")
+    inertial = link.find("inertial")
+    mass = inertial.find("mass")
+    mass.set("value", repr(float(mass.get("value")) * factor))
+    inertia = inertial.find("inertia")
+    for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
+        inertia.set(key, repr(float(inertia.get(key, "0")) * factor))
+    return ET.tostring(root, encoding="unicode")

@@ -35,4 +35,4 @@ def test_same_forward_dynamics(plant, orbital, rng):
     R, omega, v = g1[:3, :3], V1[:3], V1[3:]
     V1_dot = np.r_[acc[3:6], R.T @ acc[:3] - np.cross(omega, v)]   # MuJoCo's linear dof is R v
     expected = PinRef(orbital, q, V1, qdot, g1=g1).aba(tau)
-    assert_close(np.r_[V1_dot, acc[plant.qvel_idx]], expected, 1e-10, "MuJoCo qacc = Pinocchio ABA")  # MuJoCo solves its own factorization
+    assert_close(np.r_[V1_dot, acc[plant.qvel_idx]], expected, 1e-10, "MuJoCo qacc = Pinocchio ABA")

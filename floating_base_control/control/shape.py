@@ -1,16 +1,48 @@
-"""Shape (joint) control of a free-floating robot with non-zero momentum: seed 002, Sec. V-A.
+"""Shape (joint) control of a free-floating robot with non-zero momentum: seed 002, Sec. V-A3.
 
 ``tau = tau_c + tau_hat_i`` (eq. 45): a task controller ``tau_c`` plus a
 feed-forward torque that cancels the momentum-dependent CC forces of the shape
 row of eq. 18.  Eq. 45 lost its brackets in the PDF conversion; derived from
-eq. 18 (and checked by the tests against the closed loop):
+eq. 18 (and checked by ``test_rel_terms.py`` in the closed loop):
 
     tau_hat_2(mu)       = -(1/2 S(mu)^T - A_l^T ad~_(M_b mu)) mu
     tau_hat_1(mu, qdot) = tau_hat_2(mu) + B~(mu) qdot
 
 with ``mu`` replaced by the observer's ``mu_hat_o``.  ``B~`` is skew-symmetric,
-so the extra term of ``tau_hat_1`` does no work.
+so the extra term of ``tau_hat_1`` does no work.  The task controller is the PD
+law of eq. 52 with the quadratic potential ``Phi = 1/2 dq^T K dq``.
 """
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..validation import InputError
+
+#: Compensation variants: eq. 45 with the observer's mu (tau1, tau2), PD only (none),
+#: and tau_hat_2 with the simulator's true mu (truth: a full-state baseline).
+COMPENSATIONS = ("tau1", "tau2", "none", "truth")
+
+
+@dataclass
+class ShapeGains:
+    """Gains of the task controller (eq. 52), one per joint."""
+
+    stiffness: np.ndarray      #: K, N m/rad (rad for revolute, N/m for prismatic joints)
+    damping: np.ndarray        #: D_q, N m s/rad
+
+    def __post_init__(self):
+        self.stiffness = np.asarray(self.stiffness, dtype=float)
+        self.damping = np.asarray(self.damping, dtype=float)
+        for name, v in (("stiffness", self.stiffness), ("damping", self.damping)):
+            if not np.isfinite(v).all() or (v <= 0).any():
+                raise InputError(f"shape gain {name} must be finite and > 0, got {v.tolist()}")
+        if self.stiffness.shape != self.damping.shape:
+            raise InputError("shape gains stiffness and damping must have the same length")
+
+
+def task_torque(q, qdot, q_d, gains):
+    """``tau_c = -dPhi(q - q_d) - D_q qdot`` with ``Phi = 1/2 dq^T K dq`` (seed 002, eq. 52)."""
+    return -gains.stiffness * (q - q_d) - gains.damping * qdot
 
 
 def tau_hat_2(terms):
@@ -22,3 +54,20 @@ def tau_hat_2(terms):
 def tau_hat_1(terms):
     """Compensation of the (mu, mu) and (mu, qdot) CC torques (seed 002, eq. 45, ``i = 1``)."""
     return terms.shape_mu_mu + terms.shape_mu_qdot
+
+
+def compensation_torque(terms, compensation):
+    """The feed-forward torque of the named variant (see :data:`COMPENSATIONS`)."""
+    if compensation == "tau1":
+        return tau_hat_1(terms)
+    if compensation in ("tau2", "truth"):
+        return tau_hat_2(terms)
+    if compensation == "none":
+        return np.zeros_like(terms.shape_mu_mu)
+    raise InputError(f"compensation must be one of {COMPENSATIONS}, got {compensation!r}")
+
+
+def saturate(tau, limits):
+    """``tau`` clipped to ``[-limits, limits]``, and whether any joint was clipped."""
+    clipped = np.clip(tau, -limits, limits)
+    return clipped, bool((clipped != tau).any())

@@ -1,0 +1,66 @@
+"""The orbital robot's controller, as in the block diagram of seed 002, Fig. 5.
+
+One :meth:`OrbitalController.step` per control tick: advance the observer
+(eqs. 37-42), fold in any new base pose sample, evaluate the REL terms once at
+``(q, qdot, mu_hat_o)``, and return ``tau = tau_c + tau_hat_i`` (eqs. 45, 52)
+within the torque limits.  The same REL terms feed the observer's rates for
+the next tick.  The ROS 2 node and the ROS-free scenario runner both call this.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from ..dynamics.rel_terms import rel_terms
+from ..estimation.observer import MomentumObserver, ObserverGains
+from ..validation import InputError
+from . import shape
+
+
+class ControlOutput(NamedTuple):
+    tau: np.ndarray             #: commanded joint torques (within limits)
+    tau_c: np.ndarray           #: task torque, eq. 52
+    tau_hat_1: np.ndarray       #: eq. 45, i = 1, at the mu used for compensation
+    tau_hat_2: np.ndarray       #: eq. 45, i = 2
+    mu_hat_o: np.ndarray        #: observer's estimate of mu in the base frame
+    saturated: bool             #: a torque limit was hit
+
+
+class OrbitalController:
+    """Observer + momentum-compensating shape controller of seed 002, Lemma 11.
+
+    ``compensation`` is one of :data:`shape.COMPENSATIONS`; ``"truth"`` needs
+    the true locked velocity at every step (a simulation-only baseline).
+    """
+
+    def __init__(self, model, q_d, shape_gains, observer_gains=None, compensation="tau2",
+                 torque_limits=None):
+        self.model = model
+        self.ws = model.create_data()
+        self.q_d = np.asarray(q_d, dtype=float)
+        self.shape_gains = shape_gains
+        self.observer = MomentumObserver(model, observer_gains or ObserverGains())
+        if compensation not in shape.COMPENSATIONS:
+            raise InputError(f"compensation must be one of {shape.COMPENSATIONS}, got {compensation!r}")
+        self.compensation = compensation
+        self.torque_limits = model.effort_limits if torque_limits is None else np.asarray(torque_limits)
+
+    def step(self, t, q, qdot, pose_samples=(), mu_true=None):
+        """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
+        ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
+        obs = self.observer
+        if obs.initialized:
+            obs.advance(t)
+        for t_taken, g in pose_samples:
+            obs.add_pose(g, t_taken, t)
+        estimate = obs.estimate() if obs.initialized else None
+        mu_hat_o = np.zeros(6) if estimate is None else estimate[2]
+        terms = rel_terms(self.model, self.ws, q, qdot, mu_hat_o)
+        if estimate is not None:
+            obs.update(estimate, terms)
+        if self.compensation == "truth":
+            terms = rel_terms(self.model, self.ws, q, qdot, mu_true)
+        tau_c = shape.task_torque(q, qdot, self.q_d, self.shape_gains)
+        tau, saturated = shape.saturate(tau_c + shape.compensation_torque(terms, self.compensation),
+                                        self.torque_limits)
+        return ControlOutput(tau, tau_c, shape.tau_hat_1(terms), shape.tau_hat_2(terms), mu_hat_o,
+                             saturated)
