@@ -15,7 +15,7 @@ export ROS_DOMAIN_ID ?= 61
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: setup demo test bench lock clean
+.PHONY: setup demo test bench sweep lock clean
 
 setup: $(STAMP)
 
@@ -26,13 +26,17 @@ $(STAMP): requirements/lock.txt setup.py pyproject.toml
 	touch $@
 
 demo: $(STAMP)
-	$(VENV)/bin/fbc inspect
+	$(VENV)/bin/fbc demo orbital --out out/orbital
 
 test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
 	cd bench && ../$(PY) run.py
+
+# Robustness of the orbital controller; rewrites docs/ROBUSTNESS.md (about 4 min on 2 cores).
+sweep: $(STAMP)
+	$(VENV)/bin/fbc sweep orbital --out out/sweep --doc docs/ROBUSTNESS.md
 
 # Re-resolve the pinned set from requirements/base.in.
 lock:

@@ -6,10 +6,10 @@ listed in ``COMMANDS``.
 import argparse
 import sys
 
-from .commands import demo, inspect
+from .commands import demo, inspect, sweep
 from .validation import FloatingBaseError
 
-COMMANDS = [inspect, demo]
+COMMANDS = [inspect, demo, sweep]
 
 
 def main(argv=None):

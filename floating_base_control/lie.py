@@ -14,6 +14,7 @@ import pinocchio as pin
 #: Index permutation between ``[omega; v]`` and Pinocchio's ``[v; omega]``
 #: (its own inverse).
 SWAP = np.array([3, 4, 5, 0, 1, 2])
+_SWAP_BOTH = np.ix_(SWAP, SWAP)
 
 
 def skew(w):
@@ -136,4 +137,4 @@ def H(eps):
     ``eps = log(eta)``; it satisfies ``H(eps) eps = eps``.  It is Pinocchio's
     ``Jlog6`` at ``exp(eps)`` in the ``[omega; v]`` ordering.
     """
-    return pin.Jlog6(pin.exp6(np.asarray(eps, dtype=float)[SWAP]))[np.ix_(SWAP, SWAP)]
+    return pin.Jlog6(pin.exp6(np.asarray(eps, dtype=float)[SWAP]))[_SWAP_BOTH]

@@ -45,6 +45,7 @@ the sample (counted in ``resets``).
 """
 from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -70,8 +71,9 @@ class ObserverGains:
             if not (np.isfinite(value) and value > 0):
                 raise InputError(f"observer gain {name} must be finite and > 0, got {value}")
 
-    @property
+    @cached_property
     def L(self):
+        """``diag(l_rot I_3, l_trans I_3)``."""
         return np.diag([self.l_rot] * 3 + [self.l_trans] * 3)
 
 
