@@ -50,7 +50,7 @@ def reconstruct(model, qs, mu=None, t=None, substeps=1):
     ``mu(t, g1, q)`` such as :func:`locked_velocity_of_momentum`.  With ``mu``, the
     sample times ``t`` (N,) are needed.
     """
-    qs = _path(model, qs)
+    qs = checked_path(model, qs)
     if substeps < 1 or int(substeps) != substeps:
         raise check.InputError(f"substeps must be a positive integer, got {substeps!r}")
     mu_at, t = _locked_velocity_function(mu, t, len(qs))
@@ -114,12 +114,12 @@ def _rkmk4_step(g, h, xi):
     return g @ exp((k1 + 2 * k2 + 2 * k3 + k4) / 6)
 
 
-def _path(model, qs):
-    qs = np.asarray(qs, dtype=float) if not isinstance(qs, np.ndarray) else qs
-    if qs.ndim != 2 or qs.shape[0] < 2:
-        raise check.InputError(f"qs must be a joint path of shape (N >= 2, {model.n}), "
-                               f"got shape {np.shape(qs)}")
-    return check.array("qs", qs, (qs.shape[0], model.n))
+def checked_path(model, qs, name="qs", min_rows=2):
+    """``qs`` as a finite (N x n) float array with ``N >= min_rows``; :class:`InputError` otherwise."""
+    shape = np.shape(qs)
+    if len(shape) != 2 or shape[0] < min_rows:
+        raise check.InputError(f"{name} must have shape (N >= {min_rows}, {model.n}), got {shape}")
+    return check.array(name, qs, (shape[0], model.n))
 
 
 def _locked_velocity_function(mu, t, N):
