@@ -6,10 +6,10 @@ listed in ``COMMANDS``.
 import argparse
 import sys
 
-from .commands import inspect
+from .commands import ccf, gait, inspect, integrability
 from .validation import FloatingBaseError
 
-COMMANDS = [inspect]
+COMMANDS = [inspect, gait, ccf, integrability]
 
 
 def main(argv=None):

@@ -339,6 +339,22 @@ def stokes_estimate(model, gait, frame="chassis", radial=6, transverse=2):
     return StokesEstimate(exp(Ad(g_1c) @ zeta), zeta, g_1c)
 
 
+def ccf_volume(r1, r2, ccf, r, radial=6, transverse=2):
+    """``zeta`` read off a CCF map (Appendix C2, the cBVI): ``-(integral of the map over the
+    area enclosed by the closed path r)``, the map interpolated bilinearly.
+
+    ``ccf`` is the (6, len(r2), len(r1)) output of :func:`ccf_map`; the path must stay
+    inside the grid.  This is the paper's way to evaluate eq. 11 from Algorithm 1's
+    output; :func:`stokes_estimate` integrates the curvature itself instead.
+    """
+    from scipy.interpolate import RegularGridInterpolator
+    lo, hi = np.array([r1[0], r2[0]]), np.array([r1[-1], r2[-1]])
+    if (r.min(axis=0) < lo - 1e-12).any() or (r.max(axis=0) > hi + 1e-12).any():
+        raise check.InputError("the gait leaves the CCF grid")
+    interp = RegularGridInterpolator((r2, r1), np.moveaxis(ccf, 0, -1))
+    return -integrate_over_loop(r, lambda p: interp(np.clip(p, lo, hi)[::-1])[0], radial, transverse)
+
+
 def displacement_error(dg, dg_hat):
     """``|log(dg^-1 dg_hat)|``: the error metric of seed 002, Sec. V-B2."""
     return float(np.linalg.norm(log(np.linalg.solve(dg, dg_hat))))
