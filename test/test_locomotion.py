@@ -88,6 +88,22 @@ def test_area_quadrature_is_exact_for_polynomials():
     assert_close(loc.integrate_over_loop(twice, f, 4, 4), 2 * exact, 1e-13, "winding number 2")
 
 
+def test_zeta_read_off_the_ccf_map_converges_to_the_stokes_estimate(orbital, rng):
+    """Appendix C2 (volume under the CCF map, bilinear interpolation) -> eq. 11 as O(h^2)."""
+    q_c = random_state(orbital, rng)[0]
+    Psi = rng.normal(size=(orbital.n, 2)) * 0.5
+    gait = loc.PlanarGait.circle(Psi, (0.0, 0.0), 0.3, samples=24, q_c=q_c)
+    zeta = loc.stokes_estimate(orbital, gait, radial=4, transverse=2).zeta
+    errors = []
+    for grid in (5, 9):
+        r = np.linspace(-0.3, 0.3, grid)
+        ccf = loc.ccf_map(orbital, Psi, r, r, q_c)
+        errors.append(np.abs(loc.ccf_volume(r, r, ccf, gait.r, 4, 2) - zeta).max())
+    assert errors[1] < 0.4 * errors[0] and errors[1] < 0.02 * np.abs(zeta).max(), errors
+    with pytest.raises(InputError, match="leaves the CCF grid"):
+        loc.ccf_volume(r[1:-1], r[1:-1], ccf[:, 1:-1, 1:-1], gait.r)
+
+
 def test_virtual_chassis_diagonalizes_the_locked_inertia(model, rng):
     """Sec. V-B2: in {C} the locked inertia is diag(principal moments, m 1)."""
     kin = model.kinematics(random_state(model, rng)[0])
