@@ -8,7 +8,7 @@ from conftest import assert_close, random_state
 from floating_base_control import FloatingBaseModel, InputError
 from floating_base_control.analysis import locomotion as loc
 from floating_base_control.conventions import from_pinocchio, to_pinocchio
-from floating_base_control.lie import Ad, exp, log
+from floating_base_control.lie import Ad, log
 from floating_base_control.resources import share_file
 from test_frames import rk4_pinocchio
 

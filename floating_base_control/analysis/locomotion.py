@@ -18,6 +18,7 @@ from itertools import permutations
 from typing import NamedTuple
 
 import numpy as np
+from scipy.interpolate import RegularGridInterpolator
 
 from .. import validation as check
 from ..dynamics.centroidal import center_of_mass, inertia_at_com
@@ -224,10 +225,11 @@ def virtual_chassis(kin):
     """``g_1c``: the virtual chassis (seed 002, Sec. V-B2, ref. [33]) seen from the base.
 
     Origin at the CoM of the locked system, axes along the principal axes of its
-    inertia, in which ``M_b`` is diagonal.  Of the 24 right-handed orderings and
-    signs of the principal axes, the one closest to the base axes (largest trace)
-    is taken, so that the frame varies continuously with the shape (unless two
-    principal moments cross).
+    inertia, in which ``M_b`` is diagonal.  The principal axes are ordered to match
+    the base axes they are closest to (the permutation with the largest diagonal),
+    signed to make that diagonal positive, and one weak axis is flipped if needed to
+    make the frame right-handed: the frame then varies continuously with the shape
+    (unless two principal moments cross).
     """
     _, V = np.linalg.eigh(inertia_at_com(kin))
     R = V[:, _PERMUTATIONS[np.argmax(np.abs(V[_ROWS, _PERMUTATIONS]).sum(axis=1))]]
@@ -347,7 +349,6 @@ def ccf_volume(r1, r2, ccf, r, radial=6, transverse=2):
     inside the grid.  This is the paper's way to evaluate eq. 11 from Algorithm 1's
     output; :func:`stokes_estimate` integrates the curvature itself instead.
     """
-    from scipy.interpolate import RegularGridInterpolator
     lo, hi = np.array([r1[0], r2[0]]), np.array([r1[-1], r2[-1]])
     if (r.min(axis=0) < lo - 1e-12).any() or (r.max(axis=0) > hi + 1e-12).any():
         raise check.InputError("the gait leaves the CCF grid")
