@@ -38,6 +38,17 @@ def test_gait_writes_the_sec_vb_comparison(tmp_path, capsys):
     assert "paper" in out
 
 
+def test_gait_with_a_locked_velocity(tmp_path, capsys):
+    """--mu adds the dynamic phase: a slow spin about z turns the base further by about
+    mu_z T (0.1 rad/s over 2 s = 11.5 deg, less the geometric phase's interplay)."""
+    code, _, err = run(["gait", "--samples", "16", "--mu", "0", "0", "0.1", "0", "0", "0",
+                        "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    report = json.loads((tmp_path / "gait.json").read_text())
+    turn = report["exact_with_mu"]["xyz_deg"][2] - report["exact"]["xyz_deg"][2]
+    assert 8 < turn < 15, turn
+
+
 def test_ccf_writes_the_map(tmp_path, capsys):
     code, _, err = run(["ccf", "--grid", "4", "--samples", "12", "--out", str(tmp_path)], capsys)
     assert code == 0, err
