@@ -1,11 +1,16 @@
 """`make bench`: every benchmark of the package, one after the other; JSON in out/bench/."""
+import ccf
 import engine
 import orbital
 
+BENCHMARKS = [
+    ("engine", engine, "seed 002 REL terms and curvature vs Pinocchio (orbital robot)"),
+    ("orbital", orbital, "orbital closed loop: controller step and the 30 s scenario"),
+    ("ccf", ccf, "Algorithm 1 CCF map on the LWR 4+ (Theorem 2 vs central differences)"),
+]
+
 if __name__ == "__main__":
-    for name, module, title in [
-            ("engine", engine, "seed 002 REL terms and curvature vs Pinocchio (orbital robot)"),
-            ("orbital", orbital, "orbital closed loop: controller step and the 30 s scenario")]:
+    for name, module, title in BENCHMARKS:
         print(f"== {name}: {title}")
         result = module.run()
         module.report(result)

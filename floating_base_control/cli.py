@@ -6,10 +6,10 @@ listed in ``COMMANDS``.
 import argparse
 import sys
 
-from .commands import demo, inspect, sweep
+from .commands import ccf, demo, gait, inspect, integrability, sweep
 from .validation import FloatingBaseError
 
-COMMANDS = [inspect, demo, sweep]
+COMMANDS = [inspect, demo, sweep, gait, ccf, integrability]
 
 
 def main(argv=None):

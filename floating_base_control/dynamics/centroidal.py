@@ -1,0 +1,61 @@
+"""Centroidal quantities of seed 004 (Saccon et al.) in the notation of seed 002.
+
+Seed 004 writes the robotics "centroidal" quantities in the frame
+``G = (p_com, [A])``: origin at the total CoM, axes of the inertial frame.  In
+seed 002's notation, with ``g_1G = g1^-1 g_OG`` the pose of G seen from the base
+{1} (rotation ``R1^T``, origin the CoM ``c(q)`` in base coordinates):
+
+* centroidal momentum matrix ``A_G = Ad_(g_1G)^T [M_b  M_bq]`` (seed 004 eqs. 9, 11),
+* centroidal momentum ``h_G = A_G [V1; qdot]`` (eq. 11),
+* centroidal locked inertia ``I_G = Ad_(g_1G)^T M_b Ad_(g_1G) = diag(I_com, m 1)`` (eq. 14),
+* average velocity ``V_G = I_G^-1 h_G = Ad_(g_1G)^-1 mu`` (eqs. 14, 38): seed 002's
+  locked velocity ``mu`` (Def. 3) seen from G, ``[omega_ave; pdot_com]``.
+
+Everything is ordered ``[angular; linear]`` (seed 004 orders ``[linear; angular]``;
+Pinocchio's ``ccrba`` too).  All functions take a
+:class:`~floating_base_control.kinematics.ShapeKinematics` ``kin``.
+"""
+import numpy as np
+
+from ..lie import Ad, Ad_inv, skew
+
+
+def center_of_mass(kin):
+    """Total CoM ``c(q)`` in base coordinates, read off ``M_b = [[I_O, m c_x], [-m c_x, m 1]]``."""
+    M = kin.M_b
+    return np.array([M[2, 4], M[0, 5], M[1, 3]]) / M[3, 3]
+
+
+def inertia_at_com(kin):
+    """Rotational inertia of the locked system about its CoM, base axes (3x3)."""
+    c = center_of_mass(kin)
+    return kin.M_b[:3, :3] + kin.M_b[3, 3] * skew(c) @ skew(c)
+
+
+def centroidal_pose(kin, g1):
+    """``g_1G``: frame G (CoM origin, inertial axes) seen from the base {1}."""
+    g = np.eye(4)
+    g[:3, :3] = g1[:3, :3].T
+    g[:3, 3] = center_of_mass(kin)
+    return g
+
+
+def centroidal_momentum_matrix(kin, g1):
+    """``A_G = Ad_(g_1G)^T [M_b  M_bq]`` (6 x (6+n)): ``h_G = A_G [V1; qdot]`` (seed 004, eq. 11)."""
+    return Ad(centroidal_pose(kin, g1)).T @ np.hstack([kin.M_b, kin.M_bq])
+
+
+def centroidal_inertia(kin, g1):
+    """``I_G = Ad_(g_1G)^T M_b Ad_(g_1G)``: block diagonal ``diag(I_com, m 1)`` in inertial axes."""
+    X = Ad(centroidal_pose(kin, g1))
+    return X.T @ kin.M_b @ X
+
+
+def centroidal_momentum(kin, g1, V1, qdot):
+    """``h_G = [k_G; m pdot_com]``: angular momentum about the CoM and linear momentum (eq. 11)."""
+    return centroidal_momentum_matrix(kin, g1) @ np.concatenate([V1, qdot])
+
+
+def average_velocity(kin, g1, mu):
+    """``V_G = [omega_ave; pdot_com] = Ad_(g_1G)^-1 mu`` (seed 004, eqs. 14 and 38)."""
+    return Ad_inv(centroidal_pose(kin, g1)) @ mu
