@@ -12,6 +12,7 @@ STAMP  := $(VENV)/.installed
 export FASTDDS_BUILTIN_TRANSPORTS := SHM
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 export ROS_DOMAIN_ID ?= 61
+export RCUTILS_COLORIZED_OUTPUT := 0
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
@@ -25,8 +26,10 @@ $(STAMP): requirements/lock.txt setup.py pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
+# The orbital scenario as two ROS 2 processes over DDS (shared memory), then the same
+# scenario without ROS for comparison; report in out/orbital/.
 demo: $(STAMP)
-	$(VENV)/bin/fbc demo orbital --out out/orbital
+	$(VENV)/bin/fbc demo orbital --ros --compare --out out/orbital
 
 test: $(STAMP)
 	$(PY) -m pytest -q

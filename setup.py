@@ -27,6 +27,7 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/urdf", glob("urdf/*")),
+        (f"share/{PACKAGE}/worlds", glob("worlds/*")),
     ],
     python_requires=">=3.10",
     install_requires=[
@@ -48,6 +49,8 @@ setup(
     entry_points={
         "console_scripts": [
             "fbc = floating_base_control.cli:main",
+            "floating_base_controller = floating_base_control.nodes.controller_node:main",
+            "mujoco_sim = floating_base_control.nodes.sim_node:main",
         ],
     },
 )

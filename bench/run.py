@@ -2,11 +2,13 @@
 import ccf
 import engine
 import orbital
+import ros_loop
 
 BENCHMARKS = [
     ("engine", engine, "seed 002 REL terms and curvature vs Pinocchio (orbital robot)"),
     ("orbital", orbital, "orbital closed loop: controller step and the 30 s scenario"),
     ("ccf", ccf, "Algorithm 1 CCF map on the LWR 4+ (Theorem 2 vs central differences)"),
+    ("ros_loop", ros_loop, "ROS 2: mujoco_sim + floating_base_controller, two processes, 30 s"),
 ]
 
 if __name__ == "__main__":

@@ -44,6 +44,13 @@ class OrbitalController:
         self.compensation = compensation
         self.torque_limits = model.effort_limits if torque_limits is None else np.asarray(torque_limits)
 
+    def hold(self, t, pose_samples=()):
+        """A tick at ``t`` without usable joint states: keep the pose samples, do not
+        integrate the observer across the gap."""
+        for t_taken, g in pose_samples:
+            self.observer.add_pose(g, t_taken, t)
+        self.observer.resync(t)
+
     def step(self, t, q, qdot, pose_samples=(), mu_true=None):
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
         ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""

@@ -27,15 +27,16 @@ COMPENSATIONS = ("tau1", "tau2", "none", "truth")
 class ShapeGains:
     """Gains of the task controller (eq. 52), one per joint."""
 
-    stiffness: np.ndarray      #: K, N m/rad (rad for revolute, N/m for prismatic joints)
-    damping: np.ndarray        #: D_q, N m s/rad
+    stiffness: np.ndarray      #: K >= 0, N m/rad (rad for revolute, N/m for prismatic joints)
+    damping: np.ndarray        #: D_q > 0 (Lemma 11), N m s/rad
 
     def __post_init__(self):
         self.stiffness = np.asarray(self.stiffness, dtype=float)
         self.damping = np.asarray(self.damping, dtype=float)
-        for name, v in (("stiffness", self.stiffness), ("damping", self.damping)):
-            if not np.isfinite(v).all() or (v <= 0).any():
-                raise InputError(f"shape gain {name} must be finite and > 0, got {v.tolist()}")
+        if not np.isfinite(self.stiffness).all() or (self.stiffness < 0).any():
+            raise InputError(f"shape gain stiffness must be finite and >= 0, got {self.stiffness.tolist()}")
+        if not np.isfinite(self.damping).all() or (self.damping <= 0).any():
+            raise InputError(f"shape gain damping must be finite and > 0, got {self.damping.tolist()}")
         if self.stiffness.shape != self.damping.shape:
             raise InputError("shape gains stiffness and damping must have the same length")
 

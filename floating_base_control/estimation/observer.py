@@ -161,6 +161,11 @@ class MomentumObserver:
         """Store the rates at the current state for the next :meth:`advance`."""
         self._rates = self.rates(estimate, terms)
 
+    def resync(self, t):
+        """Resume at ``t`` without integrating the gap (inputs were unusable until now)."""
+        if self.initialized:
+            self.t, self._rates = t, None
+
     def advance(self, t):
         """Integrate from the last time to ``t`` with the stored rates (Lie-Euler step)."""
         dt = t - self.t

@@ -28,7 +28,8 @@ from ..resources import orbital_robot_urdf
 from .plant import MujocoPlant
 from .sensors import JointEncoders, PoseSensor
 
-#: A run is declared diverged (and stopped) beyond these.
+#: A run is declared diverged (and stopped) beyond these; the joint error limit is added to
+#: the initial joint error.
 DIVERGENCE = {"joint_error_rad": 1.0, "observer_velocity_error": 1.0, "observer_pose_error": 1.0}
 #: "Converged" at the end of a run means below these (norms over the last second).
 CONVERGENCE = {"joint_error_deg": 0.1, "observer_pose_error": 1e-2, "observer_velocity_error": 1e-2}
@@ -50,10 +51,10 @@ class OrbitalScenario:
     qdot_noise: float = 1e-3                 #: rad/s
     mu0_omega_deg_s: tuple = (10.0, 1.14, 0.0)
     mu0_v: tuple = (0.0, 0.0, 0.0)
-    q0: tuple = (0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8)
-    q_d: tuple = (0.3, 0.0, -0.3, -1.9, 0.3, 1.7, 1.1)
-    stiffness: tuple = (40.0, 40.0, 40.0, 40.0, 10.0, 10.0, 5.0)
-    damping: tuple = (4.0, 4.0, 4.0, 4.0, 0.5, 0.5, 0.2)
+    q0: tuple = (-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6)
+    q_d: tuple = (0.3, -0.5, -0.3, -2.05, 0.3, 1.25, 1.1)
+    stiffness: tuple = (30.0, 30.0, 20.0, 20.0, 5.0, 5.0, 2.0)
+    damping: tuple = (3.0, 3.0, 1.0, 1.0, 0.2, 0.2, 0.05)
     observer: ObserverGains = field(default_factory=ObserverGains)
     model_mass_error: float = 0.0            #: relative error of the spacecraft's mass and inertia
     seed: int = 0
@@ -92,7 +93,7 @@ def run(scenario, progress=None):
     plant.set_state(np.eye(4), q0, mu0, np.zeros(truth_model.n))   # qdot = 0: V1 = mu
     ticks = int(round(scenario.duration_s * scenario.control_rate_hz))
     every = max(1, int(round(scenario.control_rate_hz / scenario.log_rate_hz)))
-    log = _Log()
+    log = Log()
     status = "completed"
     truth_fed = scenario.compensation == "truth"
     J0 = plant.momentum()
@@ -107,7 +108,7 @@ def run(scenario, progress=None):
         if logged:
             row = _evaluate(scenario, truth_model, controller, plant, out, t, g1, q, qdot, mu)
             log.append(row)
-            status = _divergence(row, out)
+            status = _divergence(row, out, log.rows[0]["dq_norm_deg"])
             if status != "completed":
                 break
             if progress and i % (every * 500) == 0:
@@ -120,29 +121,36 @@ def run(scenario, progress=None):
 
 
 def _evaluate(scenario, model, controller, plant, out, t, g1, q, qdot, mu):
-    """One logged row: errors against ground truth and the Lyapunov candidate (eq. 53)."""
     obs = controller.observer
-    if obs.initialized:
-        eps = log(inv(obs.g_hat) @ g1)
-        mu_e = mu - out.mu_hat_o
+    return evaluation_row(model, obs.gains.L, controller.q_d, controller.shape_gains.stiffness, t, g1, q, qdot,
+                          mu, obs.g_hat, out.mu_hat_o, out.tau, out.tau_hat_1, out.tau_hat_2,
+                          plant.momentum(), out.saturated)
+
+
+def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o, tau, tau_hat_1, tau_hat_2,
+                   momentum, saturated):
+    """One logged row from ground truth and the controller's outputs: errors and the Lyapunov
+    candidate ``W`` of eq. 53 (``g_hat = None``: observer not started yet)."""
+    if g_hat is not None:
+        eps = log(inv(g_hat) @ g1)
+        mu_e = mu - mu_hat_o
     else:
         eps, mu_e = np.full(6, np.nan), np.full(6, np.nan)
-    dq = q - controller.q_d
+    dq = q - q_d
     kin = model.kinematics(q)
     W3 = 0.5 * qdot @ reduced_shape_inertia(kin) @ qdot
-    Phi = 0.5 * dq @ (controller.shape_gains.stiffness * dq)
-    W = 0.5 * eps @ obs.gains.L @ eps + 0.5 * mu_e @ kin.M_b @ mu_e + W3 + Phi
+    W = 0.5 * eps @ L @ eps + 0.5 * mu_e @ kin.M_b @ mu_e + W3 + 0.5 * dq @ (stiffness * dq)
     return {"t": t, "q": q, "dq_norm_deg": np.rad2deg(np.linalg.norm(dq)), "qdot_norm": np.linalg.norm(qdot),
-            "tau": out.tau, "tau_hat_1_norm": np.linalg.norm(out.tau_hat_1),
-            "tau_hat_2_norm": np.linalg.norm(out.tau_hat_2), "eps_norm": np.linalg.norm(eps),
-            "mu_e_norm": np.linalg.norm(mu_e), "mu": mu, "mu_hat_o": out.mu_hat_o,
-            "momentum": plant.momentum(), "W": W, "W3": W3, "saturated": out.saturated}
+            "tau": tau, "tau_hat_1_norm": np.linalg.norm(tau_hat_1),
+            "tau_hat_2_norm": np.linalg.norm(tau_hat_2), "eps_norm": np.linalg.norm(eps),
+            "mu_e_norm": np.linalg.norm(mu_e), "mu": mu, "mu_hat_o": mu_hat_o,
+            "momentum": momentum, "W": W, "W3": W3, "saturated": saturated}
 
 
-def _divergence(row, out):
+def _divergence(row, out, initial_dq_deg):
     if not (np.isfinite(out.tau).all() and np.isfinite(row["q"]).all()):
         return "diverged: non-finite state or torque"
-    if np.deg2rad(row["dq_norm_deg"]) > DIVERGENCE["joint_error_rad"]:
+    if np.deg2rad(row["dq_norm_deg"] - initial_dq_deg) > DIVERGENCE["joint_error_rad"]:
         return f"diverged: joint error {row['dq_norm_deg']:.1f} deg"
     if row["mu_e_norm"] > DIVERGENCE["observer_velocity_error"]:
         return f"diverged: observer velocity error {row['mu_e_norm']:.3g}"
@@ -151,7 +159,9 @@ def _divergence(row, out):
     return "completed"
 
 
-class _Log:
+class Log:
+    """Rows of :func:`evaluation_row`, turned into one array per key."""
+
     def __init__(self):
         self.rows = []
 

@@ -1,0 +1,53 @@
+"""The ROS 2 control loop: mujoco_sim and floating_base_controller as two processes for 30 s.
+
+Reports the achieved control rate, the period jitter (p50/p99/max), the compute
+time per tick and the age of the joint state used at each tick (time since
+the simulator stamped it), from the controller's own per-tick timing log.
+Goal: 1 kHz sustained, p99 period under 1.5 ms.  DDS traffic stays on the
+machine (shared memory only, a domain of its own).
+"""
+import os
+import tempfile
+
+import numpy as np
+
+from engine import save
+from floating_base_control.nodes import demo
+
+SKIP_S = 2.0     # start-up transients
+
+
+def run(duration_s=30.0):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "timing.csv")
+        _, summary = demo.run(duration_s, domain_id=int(os.environ.get("ROS_DOMAIN_ID", 63)),
+                              controller_overrides=[("timing_log", path)])
+        timing = np.loadtxt(path, delimiter=",", skiprows=1)
+    t, compute, age = timing.T
+    keep = t >= t[0] + SKIP_S
+    periods = np.diff(t[keep]) * 1e3
+    return {
+        "ticks": int(keep.sum()),
+        "control_rate_hz": round(float((keep.sum() - 1) / (t[keep][-1] - t[keep][0])), 1),
+        "period_p50_ms": round(float(np.percentile(periods, 50)), 3),
+        "period_p99_ms": round(float(np.percentile(periods, 99)), 3),
+        "period_max_ms": round(float(periods.max()), 3),
+        "compute_p50_ms": round(float(np.percentile(compute[keep], 50) * 1e3), 3),
+        "compute_p99_ms": round(float(np.percentile(compute[keep], 99) * 1e3), 3),
+        "joint_state_age_p50_ms": round(float(np.nanpercentile(age[keep], 50) * 1e3), 3),
+        "joint_state_age_p99_ms": round(float(np.nanpercentile(age[keep], 99) * 1e3), 3),
+        "joint_state_age_max_ms": round(float(np.nanmax(age[keep]) * 1e3), 3),
+        "final_joint_error_deg": summary["final_joint_error_deg"],
+        "status": summary["status"],
+    }
+
+
+def report(result):
+    for k, v in result.items():
+        print(f"  {k:32s} {v}")
+
+
+if __name__ == "__main__":
+    res = run()
+    report(res)
+    save(res, "ros_loop")

@@ -1,0 +1,121 @@
+"""Input checks and the safe command of a torque controller (ROS-free, used by the nodes).
+
+A controller node must never die on a message and never command a non-finite
+or out-of-limit torque.  Every tick it asks :class:`Watchdog` whether its
+inputs are usable; if not, it sends :func:`safe_torque` instead of the control
+law, reports the reasons, and resumes when good input returns.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..validation import InputError
+
+SAFE_MODES = ("zero", "damping")
+
+
+@dataclass
+class WatchdogConfig:
+    """Limits on input age and what to command when inputs are unusable."""
+
+    max_joint_state_age: float = 0.05    #: s since the last valid joint state
+    max_base_pose_age: float = 2.0       #: s since the last valid base pose
+    safe_mode: str = "damping"           #: "zero" torque, or "damping" -safe_damping * qdot
+    safe_damping: float = 1.0            #: N m s/rad
+
+    def __post_init__(self):
+        if self.safe_mode not in SAFE_MODES:
+            raise InputError(f"safe_mode must be one of {SAFE_MODES}, got {self.safe_mode!r}")
+        for name in ("max_joint_state_age", "max_base_pose_age", "safe_damping"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise InputError(f"{name} must be finite and >= 0, got {value}")
+
+
+class JointStateMapper:
+    """Joint states by name, in the controller's joint order (message order is not trusted)."""
+
+    def __init__(self, joints):
+        self.joints = tuple(joints)
+
+    def map(self, names, positions, velocities):
+        """``(q, qdot)`` in the controller's order; :class:`InputError` saying what is wrong."""
+        names = list(names)
+        if len(positions) != len(names) or len(velocities) != len(names):
+            raise InputError(f"joint state has {len(names)} names but {len(positions)} positions and "
+                             f"{len(velocities)} velocities")
+        index = {n: i for i, n in enumerate(names)}
+        missing = [j for j in self.joints if j not in index]
+        if missing:
+            unknown = [n for n in names if n not in self.joints]
+            raise InputError(f"joint state lacks joints {missing}" +
+                             (f" (unknown names {unknown})" if unknown else ""))
+        rows = [index[j] for j in self.joints]
+        q = np.asarray(positions, dtype=float)[rows]
+        qdot = np.asarray(velocities, dtype=float)[rows]
+        bad = [j for j, a, b in zip(self.joints, q, qdot) if not (np.isfinite(a) and np.isfinite(b))]
+        if bad:
+            raise InputError(f"joint state has non-finite position or velocity for {bad}")
+        return q, qdot
+
+
+class Watchdog:
+    """Tracks the freshness and validity of the joint states and of the base pose."""
+
+    def __init__(self, config):
+        self.config = config
+        self.joint_time = None          # receive time of the last valid joint state
+        self.pose_time = None
+        self.joint_error = None         # why the last joint state was rejected
+        self.pose_error = None
+
+    def joint_state(self, t, error=None):
+        """Record a joint state received at ``t`` (``error``: why it was rejected, or None)."""
+        self.joint_error = error
+        if error is None:
+            self.joint_time = t
+
+    def base_pose(self, t, error=None):
+        self.pose_error = error
+        if error is None:
+            self.pose_time = t
+
+    def joint_fresh(self, t):
+        """Whether the last joint state is valid and not stale at ``t``."""
+        return (self.joint_error is None and self.joint_time is not None
+                and t - self.joint_time <= self.config.max_joint_state_age)
+
+    def reasons(self, t):
+        """Why the inputs cannot be used at ``t`` (empty if they can)."""
+        c, out = self.config, []
+        if self.joint_error:
+            out.append(self.joint_error)
+        if self.joint_time is None:
+            out.append("no joint state yet")
+        elif t - self.joint_time > c.max_joint_state_age:
+            out.append(f"joint state stale ({t - self.joint_time:.3f} s > {c.max_joint_state_age:g} s)")
+        if self.pose_error:
+            out.append(self.pose_error)
+        if self.pose_time is None:
+            out.append("no base pose yet")
+        elif t - self.pose_time > c.max_base_pose_age:
+            out.append(f"base pose stale ({t - self.pose_time:.3f} s > {c.max_base_pose_age:g} s)")
+        return out
+
+
+def safe_torque(config, qdot, limits):
+    """The safe command: zero, or joint damping ``-safe_damping * qdot`` when ``qdot`` is finite;
+    always finite and within ``limits``."""
+    if config.safe_mode == "damping" and qdot is not None and np.isfinite(qdot).all():
+        return np.clip(-config.safe_damping * qdot, -limits, limits)
+    return np.zeros_like(limits, dtype=float)
+
+
+def check_pose(position, quaternion_xyzw):
+    """Raise :class:`InputError` unless a pose message is usable (finite, non-degenerate quaternion)."""
+    values = np.r_[position, quaternion_xyzw]
+    if not np.isfinite(values).all():
+        raise InputError("base pose has non-finite values")
+    norm = np.linalg.norm(quaternion_xyzw)
+    if not 0.5 < norm < 2.0:
+        raise InputError(f"base pose quaternion has norm {norm:.3g}, expected 1")

@@ -1,0 +1,155 @@
+"""The orbital demo over real DDS: ``mujoco_sim`` and ``floating_base_controller`` as two processes.
+
+Started the way a launch file would start them (same executables, the same
+``config/orbital_robot.yaml``), with ROS 2 traffic kept on this machine:
+shared-memory transport only and a domain of our own.  A recorder node in
+this process listens to the simulator's ground truth and to what the
+controller publishes, and the report is the same as the ROS-free runner's
+(``sim/orbital.py``), computed by the same functions.
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import TwistStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..conventions import g_from_pose_msg, twist_from_msg
+from ..estimation.observer import ObserverGains
+from ..model import FloatingBaseModel
+from ..resources import orbital_robot_urdf, share_file
+from ..sim.orbital import Log, OrbitalScenario, evaluation_row, summarize
+from .messages import stamp_to_seconds
+
+LOCAL_DDS = {"FASTDDS_BUILTIN_TRANSPORTS": "SHM", "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"}
+
+
+def node_command(module, params_file, overrides=()):
+    """Command line of a node, as ``ros2 run`` would start it."""
+    args = [sys.executable, "-m", f"floating_base_control.nodes.{module}", "--ros-args",
+            "--params-file", params_file]
+    for name, value in overrides:
+        args += ["-p", f"{name}:={value}"]
+    return args
+
+
+def local_env(domain_id):
+    env = dict(os.environ, **LOCAL_DDS)
+    env["ROS_DOMAIN_ID"] = str(domain_id)
+    return env
+
+
+class Recorder(Node):
+    """Rows of the orbital report from the topics (ground truth from the simulator)."""
+
+    def __init__(self, model, scenario):
+        super().__init__("orbital_demo_recorder")
+        self.model, self.scenario = model, scenario
+        self.L = ObserverGains(scenario.observer.k, scenario.observer.l_rot, scenario.observer.l_trans).L
+        self.log = Log()
+        self.latest = {}
+        self.t0 = None
+        subs = [(Odometry, "/mujoco_sim/ground_truth", "truth"), (TwistStamped, "/mujoco_sim/locked_velocity", "mu"),
+                (WrenchStamped, "/mujoco_sim/momentum", "momentum"),
+                (Odometry, "/floating_base_controller/base_estimate", "estimate"),
+                (TwistStamped, "/floating_base_controller/locked_velocity", "mu_hat"),
+                (Float64MultiArray, "/floating_base_controller/compensation", "compensation"),
+                (Float64MultiArray, "/effort_controller/commands", "tau")]
+        for msg_type, topic, key in subs:
+            self.create_subscription(msg_type, topic, lambda msg, key=key: self.latest.__setitem__(key, msg), 50)
+        self.create_subscription(JointState, "/mujoco_sim/joints", self._on_truth_joints, 50)
+        self.controller_up = False          # the controller publishes diagnostics once configured
+        self.create_subscription(DiagnosticArray, "/diagnostics",
+                                 lambda msg: setattr(self, "controller_up", True), 10)
+
+    def _on_truth_joints(self, msg):
+        needed = ("truth", "mu", "momentum")
+        if not all(k in self.latest for k in needed):
+            return
+        t = stamp_to_seconds(msg.header.stamp)
+        self.t0 = t if self.t0 is None else self.t0
+        lat = self.latest
+        g1 = g_from_pose_msg(lat["truth"].pose.pose)
+        mu = twist_from_msg(lat["mu"].twist)
+        w = lat["momentum"].wrench
+        momentum = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
+        g_hat = g_from_pose_msg(lat["estimate"].pose.pose) if "estimate" in lat else None
+        mu_hat = twist_from_msg(lat["mu_hat"].twist) if "mu_hat" in lat else np.zeros(6)
+        n = self.model.n
+        comp = np.array(lat["compensation"].data) if "compensation" in lat else np.zeros(2 * n)
+        tau = np.array(lat["tau"].data) if "tau" in lat else np.zeros(n)
+        s = self.scenario
+        self.log.append(evaluation_row(self.model, self.L, np.array(s.q_d), np.array(s.stiffness), t - self.t0,
+                                       g1, np.array(msg.position), np.array(msg.velocity), mu, g_hat, mu_hat, tau,
+                                       comp[:n], comp[n:], momentum, False))
+
+    @property
+    def elapsed(self):
+        return self.log.rows[-1]["t"] if self.log.rows else 0.0
+
+
+def run(duration_s=30.0, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
+        progress=None):
+    """Run the demo for ``duration_s`` simulated seconds; returns ``(log, summary)`` like ``sim.orbital.run``.
+
+    The processes get ``FASTDDS_BUILTIN_TRANSPORTS=SHM`` and ``ROS_DOMAIN_ID``
+    (default: this environment's, else 62); this process must use the same.
+    """
+    domain_id = int(domain_id if domain_id is not None else os.environ.get("ROS_DOMAIN_ID", 62))
+    os.environ.update(local_env(domain_id))
+    params_file = params_file or share_file("config/orbital_robot.yaml")
+    scenario = OrbitalScenario(duration_s=duration_s)
+    model = FloatingBaseModel.from_urdf(orbital_robot_urdf())
+    env = local_env(domain_id)
+    rclpy.init()
+    recorder = Recorder(model, scenario)
+    executor = SingleThreadedExecutor()
+    executor.add_node(recorder)
+    # the controller first, waiting for input (as a deployed controller would), then the robot
+    procs = [subprocess.Popen(node_command("controller_node", params_file, controller_overrides), env=env)]
+    status = "completed"
+    deadline = time.monotonic() + timeout_factor * duration_s + 30.0
+    reported = 0
+    try:
+        up_deadline = time.monotonic() + 60.0
+        while not recorder.controller_up:
+            executor.spin_once(timeout_sec=0.1)
+            if time.monotonic() > up_deadline or procs[0].poll() is not None:
+                raise RuntimeError("floating_base_controller did not come up within 60 s")
+        procs.append(subprocess.Popen(node_command("sim_node", params_file), env=env))
+        while recorder.elapsed < duration_s:
+            executor.spin_once(timeout_sec=0.1)
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                status = "stopped early: " + ("timeout" if time.monotonic() > deadline else
+                                              f"a node exited ({[p.poll() for p in procs]})")
+                break
+            if progress and recorder.elapsed >= reported + 5.0:
+                reported += 5.0
+                progress(recorder.elapsed)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        executor.shutdown()
+        recorder.destroy_node()
+        rclpy.try_shutdown()
+    if not recorder.log.rows:
+        raise RuntimeError(f"the demo recorded nothing ({status}): are the nodes starting?")
+    log = recorder.log.arrays()
+    summary = summarize(scenario, log, log["momentum"][0], status)
+    summary["transport"] = f"ROS 2 topics, Fast DDS shared memory, domain {domain_id}"
+    return log, summary

@@ -1,0 +1,79 @@
+"""Message conversions and helpers shared by the nodes (the ROS edge of the package)."""
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Header
+
+from ..conventions import g_from_pose_msg
+from ..control.watchdog import check_pose
+
+
+#: For the streams a control loop consumes at its own rate (joint states, commands): only the
+#: newest message matters, and a queue of old ones would only add delay.
+LATEST_ONLY = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+def stamp_to_seconds(stamp):
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def seconds_to_stamp(t):
+    ns = int(round(t * 1e9))
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def pose_from_msg(pose):
+    """``g1`` from a ``geometry_msgs/Pose``; :class:`InputError` if unusable."""
+    p, o = pose.position, pose.orientation
+    check_pose([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
+    return g_from_pose_msg(pose)
+
+
+def fill_vector3(v, x):
+    v.x, v.y, v.z = (float(c) for c in x)
+
+
+def descriptor(spec):
+    """``rcl_interfaces/ParameterDescriptor`` of a :class:`~.params.ParamSpec`."""
+    d = ParameterDescriptor(description=spec.description, read_only=spec.read_only)
+    if spec.range is not None:
+        d.floating_point_range = [FloatingPointRange(from_value=float(spec.range[0]),
+                                                     to_value=float(spec.range[1]), step=0.0)]
+    if spec.choices:
+        d.additional_constraints = "one of: " + ", ".join(spec.choices)
+    return d
+
+
+def diagnostic_array(stamp, name, hardware_id, level, message, values):
+    """A ``DiagnosticArray`` with one status; ``values`` is a dict of printable values."""
+    status = DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
+                              values=[KeyValue(key=k, value=_fmt(v)) for k, v in values.items()])
+    return DiagnosticArray(header=Header(stamp=stamp), status=[status])
+
+
+def _fmt(v):
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.6g}"
+    return str(v)
+
+
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+
+def spin(node_class, args=None):
+    """``main()`` of a node: one node on a single-threaded executor until Ctrl-C or shutdown."""
+    rclpy.init(args=args)
+    node = node_class()
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

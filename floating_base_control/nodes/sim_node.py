@@ -1,0 +1,151 @@
+"""``mujoco_sim``: the simulated orbital robot behind the topics of real hardware.
+
+Publishes   joint states (sensor_msgs/JointState: encoder readings, and the
+            applied efforts) at ``publish_rate_hz``, and base pose samples
+            (geometry_msgs/PoseStamped, noisy, at ``pose_rate_hz``, delivered
+            ``pose_latency_s`` late, stamped with the time they were taken).
+Subscribes  joint efforts (std_msgs/Float64MultiArray in ``joints`` order);
+            a command older than ``command_timeout`` is replaced by zero torque,
+            as a torque-controlled drive would.
+Ground truth, for evaluation only, on ``~/ground_truth`` (nav_msgs/Odometry),
+``~/joints`` (true joint states), ``~/locked_velocity`` (TwistStamped) and
+``~/momentum`` (WrenchStamped: torque = angular, force = linear momentum, from
+MuJoCo's own subtree quantities).
+
+Time: the physics keeps up with the wall clock (several steps per tick when a
+tick is late) and every message is stamped with the simulated time mapped onto
+the wall clock, so a controller sees consistent time stamps.
+"""
+import numpy as np
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..conventions import fill_pose_msg, fill_twist_msg
+from ..model import FloatingBaseModel
+from ..resources import orbital_robot_urdf
+from ..sim.plant import MujocoPlant
+from ..sim.sensors import JointEncoders, PoseSensor
+from . import messages as m
+from .params import sim_params
+
+#: At most this many physics steps per tick; beyond, the simulation falls behind the wall clock.
+MAX_CATCH_UP = 20
+
+
+class SimNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__("mujoco_sim", **kwargs)
+        for spec in sim_params():
+            self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
+        p = self._p
+        urdf = p("urdf") or orbital_robot_urdf()
+        self.model = FloatingBaseModel.from_urdf(urdf)
+        self.joints = [j for j in p("joints") if j] or list(self.model.joint_names)
+        self.cmd_index = [self.joints.index(j) for j in self.model.joint_names]
+        self.dt = 1.0 / p("physics_rate_hz")
+        self.plant = MujocoPlant.from_urdf(urdf, self.model, timestep=self.dt, contacts=False)
+        seed = p("seed")
+        self.encoders = JointEncoders(p("q_noise"), p("qdot_noise"), seed=2 * seed + 1)
+        self.pose_sensor = PoseSensor(p("pose_rate_hz"), p("pose_rotation_noise"), p("pose_position_noise"),
+                                      p("pose_latency_s"), seed=2 * seed + 2)
+        lo, hi = self.model.position_limits.T
+        middle = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
+        q0 = np.array(p("q0"), dtype=float)
+        q0 = np.clip(q0, lo, hi) if q0.size == self.model.n else middle
+        mu0 = np.r_[np.deg2rad(p("mu0_omega_deg_s")), p("mu0_v")]
+        self.plant.set_state(np.eye(4), q0, mu0, np.zeros(self.model.n))
+        self.tau = np.zeros(self.model.n)
+        self.cmd_time = -np.inf
+        self.steps = 0
+        self.t0 = None
+        self.behind = 0
+        self.truth_every = max(1, round(p("publish_rate_hz") / p("ground_truth_rate_hz")))
+        self.ticks = 0
+        self.joint_pub = self.create_publisher(JointState, p("joint_states_topic"), 10)
+        self.pose_pub = self.create_publisher(PoseStamped, p("base_pose_topic"), 10)
+        self.truth_pub = self.create_publisher(Odometry, "~/ground_truth", 10)
+        self.truth_joint_pub = self.create_publisher(JointState, "~/joints", 10)
+        self.mu_pub = self.create_publisher(TwistStamped, "~/locked_velocity", 10)
+        self.momentum_pub = self.create_publisher(WrenchStamped, "~/momentum", 10)
+        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, m.LATEST_ONLY)
+        self.joint_msg = JointState(name=list(self.model.joint_names))
+        self.create_timer(1.0 / p("publish_rate_hz"), self._tick)
+
+    def _p(self, name):
+        return self.get_parameter(name).value
+
+    def _wall(self):
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_command(self, msg):
+        tau = np.asarray(msg.data, dtype=float)
+        if tau.size != self.model.n or not np.isfinite(tau).all():
+            self.get_logger().warning(f"ignoring effort command of length {tau.size} "
+                                   f"(finite: {np.isfinite(tau).all()})", throttle_duration_sec=1.0)
+            return
+        self.tau = tau[self.cmd_index]
+        self.cmd_time = self._wall()
+
+    def _tick(self):
+        wall = self._wall()
+        if self.t0 is None:
+            self.t0 = wall
+        target = int((wall - self.t0) / self.dt)
+        todo = target - self.steps
+        if todo > MAX_CATCH_UP:
+            self.behind += todo - MAX_CATCH_UP
+            self.t0 += (todo - MAX_CATCH_UP) * self.dt       # fall behind rather than jump
+            todo = MAX_CATCH_UP
+        fresh = wall - self.cmd_time <= self._p("command_timeout")
+        for _ in range(max(todo, 0)):
+            self.plant.step(self.tau if fresh else np.zeros(self.model.n))
+        self.steps += max(todo, 0)
+        t = self.steps * self.dt
+        stamp = m.seconds_to_stamp(self.t0 + t)
+        g1, q, V1, qdot = self.plant.state()
+        q_m, qdot_m = self.encoders.read(q, qdot)
+        msg = self.joint_msg
+        msg.header.stamp = stamp
+        msg.position, msg.velocity = q_m.tolist(), qdot_m.tolist()
+        msg.effort = (self.tau if fresh else np.zeros(self.model.n)).tolist()
+        self.joint_pub.publish(msg)
+        self.pose_sensor.sample(t, g1)
+        for t_taken, g in self.pose_sensor.deliver(t):
+            pose = PoseStamped()
+            pose.header.stamp, pose.header.frame_id = m.seconds_to_stamp(self.t0 + t_taken), self._p("world_frame")
+            fill_pose_msg(pose.pose, g)
+            self.pose_pub.publish(pose)
+        self.ticks += 1
+        if self.ticks % self.truth_every == 0:
+            self._publish_truth(stamp, g1, q, V1, qdot)
+
+    def _publish_truth(self, stamp, g1, q, V1, qdot):
+        world, base = self._p("world_frame"), self._p("base_frame")
+        odom = Odometry()
+        odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, world, base
+        fill_pose_msg(odom.pose.pose, g1)
+        fill_twist_msg(odom.twist.twist, V1)
+        self.truth_pub.publish(odom)
+        self.truth_joint_pub.publish(JointState(header=odom.header, name=list(self.model.joint_names),
+                                                position=q.tolist(), velocity=qdot.tolist()))
+        mu = TwistStamped()
+        mu.header.stamp, mu.header.frame_id = stamp, base
+        fill_twist_msg(mu.twist, self.model.locked_velocity(q, V1, qdot))
+        self.mu_pub.publish(mu)
+        J = self.plant.momentum()
+        w = WrenchStamped()
+        w.header.stamp, w.header.frame_id = stamp, world
+        m.fill_vector3(w.wrench.torque, J[:3])
+        m.fill_vector3(w.wrench.force, J[3:])
+        self.momentum_pub.publish(w)
+
+
+def main(args=None):
+    m.spin(SimNode, args)
+
+
+if __name__ == "__main__":
+    main()

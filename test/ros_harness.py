@@ -1,0 +1,133 @@
+"""Running the package's nodes as separate processes and talking to them through ROS 2 only.
+
+Traffic stays on this machine: Fast DDS with shared memory only and a domain
+of the test's own.  Everything here is what a real client (or rqt) would do:
+publish on topics, subscribe, call parameter and lifecycle services.
+"""
+import os
+import subprocess
+import sys
+import time
+import zlib
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+from floating_base_control.nodes.demo import local_env  # noqa: E402
+
+
+def domain_for(name):
+    """A ROS domain per test module (and per pytest process), away from 0 and the Makefile's."""
+    return 100 + (zlib.crc32(f"{name}{os.getpid()}".encode()) % 100)
+
+
+def start_node(module, domain, params):
+    """Start ``floating_base_control.nodes.<module>`` with ``-p name:=value`` parameters."""
+    args = [sys.executable, "-m", f"floating_base_control.nodes.{module}", "--ros-args"]
+    for name, value in params.items():
+        args += ["-p", f"{name}:={value}"]
+    return subprocess.Popen(args, env=local_env(domain), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.send_signal(2)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.stdout.read() if proc.stdout else ""
+
+
+class Client:
+    """A test node: publishes inputs, records outputs, calls services."""
+
+    def __init__(self, domain, joints):
+        os.environ.update(local_env(domain))
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node("test_client", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.joints = list(joints)
+        self.commands, self.diagnostics = [], []
+        self.joint_pub = self.node.create_publisher(JointState, "/joint_states", 10)
+        self.pose_pub = self.node.create_publisher(PoseStamped, "/base_pose", 10)
+        self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
+                                      lambda msg: self.commands.append((time.monotonic(), list(msg.data))), 100)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics",
+                                      lambda msg: self.diagnostics.extend(msg.status), 100)
+
+    def close(self):
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.005)
+
+    def now_msg(self):
+        return self.node.get_clock().now().to_msg()
+
+    def publish_joints(self, q, qdot, names=None):
+        msg = JointState(name=list(names or self.joints), position=[float(x) for x in q],
+                         velocity=[float(x) for x in qdot])
+        msg.header.stamp = self.now_msg()
+        self.joint_pub.publish(msg)
+
+    def publish_pose(self, xyz=(0.0, 0.0, 0.0), quat_xyzw=(0.0, 0.0, 0.0, 1.0)):
+        msg = PoseStamped()
+        msg.header.stamp = self.now_msg()
+        msg.header.frame_id = "world"
+        p, o = msg.pose.position, msg.pose.orientation
+        p.x, p.y, p.z = xyz
+        o.x, o.y, o.z, o.w = quat_xyzw
+        self.pose_pub.publish(msg)
+
+    def stream(self, seconds, q, qdot, pose_every=20, **joint_kwargs):
+        """Publish joint states every 5 ms (and a pose every ``pose_every`` of them) for ``seconds``."""
+        end, i = time.monotonic() + seconds, 0
+        while time.monotonic() < end:
+            self.publish_joints(q, qdot, **joint_kwargs)
+            if i % pose_every == 0:
+                self.publish_pose()
+            i += 1
+            self.spin(0.005)
+
+    def last_command(self, since=0.0):
+        recent = [c for t, c in self.commands if t >= since]
+        return recent[-1] if recent else None
+
+    def set_parameters(self, node_name, **values):
+        client = AsyncParameterClient(self.node, node_name)
+        assert client.wait_for_services(timeout_sec=10.0), f"no parameter services on {node_name}"
+        future = client.set_parameters([Parameter(k.replace("__", "."), value=v) for k, v in values.items()])
+        self.executor.spin_until_future_complete(future, timeout_sec=10.0)
+        return future.result().results
+
+    def call(self, srv_type, name, request):
+        client = self.node.create_client(srv_type, name)
+        assert client.wait_for_service(timeout_sec=10.0), f"no service {name}"
+        future = client.call_async(request)
+        self.executor.spin_until_future_complete(future, timeout_sec=10.0)
+        return future.result()
+
+    def wait_for(self, predicate, timeout=10.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if predicate():
+                return True
+            self.spin(0.02)
+        return False

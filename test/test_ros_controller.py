@@ -1,0 +1,130 @@
+"""floating_base_controller as a separate process, driven only through topics and services."""
+import time
+
+import numpy as np
+import pytest
+
+ros_harness = pytest.importorskip("ros_harness")
+
+from lifecycle_msgs.msg import Transition  # noqa: E402
+from lifecycle_msgs.srv import ChangeState  # noqa: E402
+
+from floating_base_control.sim.orbital import OrbitalScenario  # noqa: E402
+
+JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
+S = OrbitalScenario()
+Q_D = np.array(S.q_d)
+PARAMS = {"control_rate_hz": 200.0, "hold_on_activate": False, "compensation": "tau2",
+          "watchdog.max_joint_state_age": 0.2, "watchdog.max_base_pose_age": 0.5,
+          "watchdog.safe_mode": "damping", "watchdog.safe_damping": 2.0,
+          **{f"setpoint.{j}": float(v) for j, v in zip(JOINTS, S.q_d)},
+          **{f"stiffness.{j}": float(v) for j, v in zip(JOINTS, S.stiffness)},
+          **{f"damping.{j}": float(v) for j, v in zip(JOINTS, S.damping)}}
+Q = Q_D - np.r_[0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]      # joint 1 is 0.1 rad short of its set-point
+QDOT = np.r_[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.1]         # joint 7 moving
+
+
+@pytest.fixture(scope="module")
+def ros():
+    domain = ros_harness.domain_for(__name__)
+    proc = ros_harness.start_node("controller_node", domain, PARAMS)
+    client = ros_harness.Client(domain, JOINTS)
+    yield client
+    client.close()
+    output = ros_harness.stop(proc)
+    assert "Traceback" not in output, output
+
+
+def controlling(client, since):
+    cmd = client.last_command(since)
+    return cmd is not None and abs(cmd[0] - S.stiffness[0] * 0.1) < 0.5      # K * dq on joint 1
+
+
+def stream_until(client, predicate, timeout=10.0):
+    """Stream good inputs until ``predicate()`` holds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        client.stream(0.1, Q, QDOT)
+        if predicate():
+            return True
+    return False
+
+
+def diagnostic_says(client, text, since_index):
+    return any(text in s.message for s in client.diagnostics[since_index:])
+
+
+def test_torques_come_back_for_valid_input(ros):
+    t0 = time.monotonic()
+    assert stream_until(ros, lambda: controlling(ros, t0)), f"no control torque; last {ros.last_command()}"
+    cmd = np.array(ros.last_command())
+    assert cmd.shape == (7,) and np.isfinite(cmd).all()
+    assert abs(cmd[6] - (-S.damping[6] * 0.1)) < 0.05               # -D qdot on joint 7 (+ tiny tau_hat)
+    assert np.all(np.abs(cmd) <= [87, 87, 87, 87, 12, 12, 12])
+
+
+def test_gain_out_of_range_is_rejected_and_a_valid_one_takes_effect(ros):
+    (result,) = ros.set_parameters("/floating_base_controller", stiffness__panda_joint1=5000.0)
+    assert not result.successful and "out of range" in result.reason.lower(), result.reason
+    (result,) = ros.set_parameters("/floating_base_controller", compensation="bogus")
+    assert not result.successful and "must be one of" in result.reason
+    (result,) = ros.set_parameters("/floating_base_controller", stiffness__panda_joint1=80.0)
+    assert result.successful
+    t0 = time.monotonic()
+    assert stream_until(ros, lambda: (c := ros.last_command(t0)) is not None and abs(c[0] - 8.0) < 0.5)
+    ros.set_parameters("/floating_base_controller", stiffness__panda_joint1=S.stiffness[0])
+
+
+@pytest.mark.parametrize("case, q, qdot, names, says", [
+    ("NaN", np.r_[np.nan, Q[1:]], QDOT, JOINTS, "non-finite"),
+    ("wrong names", Q, QDOT, ["foo"] + JOINTS[1:], "lacks joints ['panda_joint1']"),
+    ("wrong lengths", Q[:5], QDOT[:5], JOINTS, "7 names but 5 positions"),
+])
+def test_bad_input_gives_a_safe_command_and_a_diagnostic_then_recovers(ros, case, q, qdot, names, says):
+    t0 = time.monotonic()
+    assert stream_until(ros, lambda: controlling(ros, t0))
+    n_diag, t1 = len(ros.diagnostics), time.monotonic()
+    ros.stream(0.5, q, qdot, names=names)
+    cmd = ros.last_command(t1 + 0.2)
+    assert cmd is not None and np.isfinite(cmd).all() and np.allclose(cmd, 0.0), f"{case}: {cmd}"
+    assert diagnostic_says(ros, says, n_diag), f"{case}: {[s.message for s in ros.diagnostics[n_diag:]]}"
+    t2 = time.monotonic()
+    assert stream_until(ros, lambda: controlling(ros, t2)), f"{case}: no recovery"
+
+
+def test_stale_input_gives_a_safe_command_then_recovers(ros):
+    t0 = time.monotonic()
+    assert stream_until(ros, lambda: controlling(ros, t0))
+    n_diag = len(ros.diagnostics)
+    ros.spin(0.6)                                                    # no joint states for 0.6 s > 0.2 s
+    cmd = ros.last_command(time.monotonic() - 0.2)
+    assert cmd is not None and np.allclose(cmd, 0.0)
+    assert diagnostic_says(ros, "joint state stale", n_diag)
+    t1 = time.monotonic()
+    assert stream_until(ros, lambda: controlling(ros, t1))
+
+
+def test_stale_base_pose_gives_joint_damping_then_recovers(ros):
+    t0 = time.monotonic()
+    assert stream_until(ros, lambda: controlling(ros, t0))
+    n_diag, t1 = len(ros.diagnostics), time.monotonic()
+    ros.stream(1.0, Q, QDOT, pose_every=10**9)                       # joint states, no poses
+    cmd = ros.last_command(t1 + 0.8)
+    assert cmd is not None and np.allclose(cmd, -2.0 * QDOT), cmd     # safe_damping * qdot
+    assert diagnostic_says(ros, "base pose stale", n_diag)
+    t2 = time.monotonic()
+    assert stream_until(ros, lambda: controlling(ros, t2))
+
+
+def test_no_commands_while_inactive(ros):
+    def transition(tid):
+        return ros.call(ChangeState, "/floating_base_controller/change_state",
+                        ChangeState.Request(transition=Transition(id=tid))).success
+    assert transition(Transition.TRANSITION_DEACTIVATE)
+    ros.stream(0.3, Q, QDOT)
+    t0 = time.monotonic()
+    ros.stream(0.5, Q, QDOT)
+    assert ros.last_command(t0) is None
+    assert transition(Transition.TRANSITION_ACTIVATE)
+    t1 = time.monotonic()
+    assert stream_until(ros, lambda: controlling(ros, t1))

@@ -1,0 +1,76 @@
+"""mujoco_sim as a separate process: the simulated hardware behind standard topics."""
+import time
+
+import numpy as np
+import pytest
+
+ros_harness = pytest.importorskip("ros_harness")
+
+from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+from floating_base_control.nodes.messages import stamp_to_seconds  # noqa: E402
+
+PARAMS = {"publish_rate_hz": 200.0, "pose_rate_hz": 10.0, "pose_latency_s": 0.05, "command_timeout": 0.1,
+          "ground_truth_rate_hz": 50.0, "q0": "[-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6]"}
+
+
+@pytest.fixture(scope="module")
+def sim():
+    domain = ros_harness.domain_for(__name__)
+    proc = ros_harness.start_node("sim_node", domain, PARAMS)
+    client = ros_harness.Client(domain, [])
+    client.joint_states, client.poses, client.momenta = [], [], []
+    node = client.node
+    node.create_subscription(JointState, "/joint_states",
+                             lambda m: client.joint_states.append((time.monotonic(), m)), 1000)
+    node.create_subscription(PoseStamped, "/base_pose",
+                             lambda m: client.poses.append((node.get_clock().now().nanoseconds * 1e-9, m)), 100)
+    node.create_subscription(WrenchStamped, "/mujoco_sim/momentum", lambda m: client.momenta.append(m), 1000)
+    client.cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+    assert client.wait_for(lambda: len(client.poses) >= 3, timeout=20.0), "the simulator publishes nothing"
+    yield client
+    client.close()
+    output = ros_harness.stop(proc)
+    assert "Traceback" not in output, output
+
+
+def test_rates_names_and_pose_latency(sim):
+    sim.joint_states.clear(), sim.poses.clear()
+    sim.spin(2.0)
+    assert 300 < len(sim.joint_states) <= 420                        # 200 Hz
+    assert sim.joint_states[-1][1].name == [f"panda_joint{i}" for i in range(1, 8)]
+    assert 17 <= len(sim.poses) <= 22                                # 10 Hz
+    delays = [t - stamp_to_seconds(m.header.stamp) for t, m in sim.poses]
+    assert 0.045 < np.median(delays) < 0.09                          # 50 ms latency (+ delivery)
+    stamps = [stamp_to_seconds(m.header.stamp) for _, m in sim.poses]
+    assert np.allclose(np.diff(stamps), 0.1, atol=0.01)              # stamped when taken
+
+
+def test_momentum_is_conserved_while_commanded(sim):
+    """Gentle torques (joint limits are not hit: MuJoCo's limit impulses cost ~1e-6 of momentum)."""
+    sim.momenta.clear()
+    for i in range(100):
+        sim.cmd_pub.publish(Float64MultiArray(data=(0.02 * np.sin(0.1 * i + np.arange(7))).tolist()))
+        sim.spin(0.01)
+    J = np.array([[m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z,
+                   m.wrench.force.x, m.wrench.force.y, m.wrench.force.z] for m in sim.momenta])
+    assert len(J) > 20
+    drift = np.abs(J - J[0]).max() / np.abs(J[0]).max()
+    assert drift < 1e-9, f"momentum drift {drift:.2e}"
+
+
+def test_commands_are_applied_checked_and_time_out(sim):
+    def send(data, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            sim.cmd_pub.publish(Float64MultiArray(data=list(data)))
+            sim.spin(0.01)
+    tau = np.r_[np.zeros(6), 0.5]
+    send(tau, 0.3)
+    assert np.allclose(sim.joint_states[-1][1].effort, tau)
+    send([1.0, 2.0], 0.05)                                           # wrong length: ignored
+    assert np.allclose(sim.joint_states[-1][1].effort, tau)
+    sim.spin(0.3)                                                    # > command_timeout
+    assert np.allclose(sim.joint_states[-1][1].effort, 0.0)
