@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from engine import save
+from common import save
 from floating_base_control import FloatingBaseModel
 from floating_base_control.analysis import locomotion as loc
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics

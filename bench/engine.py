@@ -13,15 +13,14 @@ joint limits):
 Also: bytes allocated per call of ``rel_terms`` (tracemalloc).
 """
 import gc
-import json
 import statistics
 import time
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
+from common import save
 from floating_base_control import FloatingBaseModel
 from floating_base_control.control.shape import tau_hat_1, tau_hat_2
 from floating_base_control.dynamics import curvature as curv
@@ -128,13 +127,6 @@ def report(result):
     print(f"  curvature: Theorem 2 is {result['curvature_speedup_over_differences']}x faster than "
           f"central differences; max relative difference {result['curvature_max_relative_difference']:.2e}")
     print(f"  rel_terms allocates {result['rel_terms_bytes_per_call']} bytes per call")
-
-
-def save(result, name):
-    """Write ``out/bench/<name>.json`` at the repository root."""
-    out = Path(__file__).resolve().parents[1] / "out" / "bench"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.json").write_text(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

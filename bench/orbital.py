@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pinocchio as pin
 
-from engine import save
+from common import report, save
 from floating_base_control.sim import orbital
 
 
@@ -58,10 +58,6 @@ def scenario_30s():
 def run():
     return {**step_timing(), **scenario_30s()}
 
-
-def report(result):
-    for k, v in result.items():
-        print(f"  {k:40s} {v}")
 
 
 if __name__ == "__main__":

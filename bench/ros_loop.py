@@ -11,7 +11,7 @@ import tempfile
 
 import numpy as np
 
-from engine import save
+from common import report, save
 from floating_base_control.nodes import demo
 
 SKIP_S = 2.0     # start-up transients
@@ -41,10 +41,6 @@ def run(duration_s=30.0):
         "status": summary["status"],
     }
 
-
-def report(result):
-    for k, v in result.items():
-        print(f"  {k:32s} {v}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ import ccf
 import engine
 import orbital
 import ros_loop
+from common import report, save
 
 BENCHMARKS = [
     ("engine", engine, "seed 002 REL terms and curvature vs Pinocchio (orbital robot)"),
@@ -15,5 +16,5 @@ if __name__ == "__main__":
     for name, module, title in BENCHMARKS:
         print(f"== {name}: {title}")
         result = module.run()
-        module.report(result)
-        engine.save(result, name)
+        getattr(module, "report", report)(result)
+        save(result, name)

@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from engine import save
+from common import save
 from floating_base_control import FloatingBaseModel
 from floating_base_control.analysis import locomotion as loc
 from floating_base_control.lie import Ad, exp, log

@@ -37,26 +37,31 @@ class JointStateMapper:
 
     def __init__(self, joints):
         self.joints = tuple(joints)
+        self._names, self._rows = None, None      # the last name order seen, and its row map
 
     def map(self, names, positions, velocities):
         """``(q, qdot)`` in the controller's order; :class:`InputError` saying what is wrong."""
-        names = list(names)
         if len(positions) != len(names) or len(velocities) != len(names):
             raise InputError(f"joint state has {len(names)} names but {len(positions)} positions and "
                              f"{len(velocities)} velocities")
+        if names != self._names:
+            self._rows = self._row_map(list(names))
+            self._names = names
+        q = np.asarray(positions, dtype=float)[self._rows]
+        qdot = np.asarray(velocities, dtype=float)[self._rows]
+        if not (np.isfinite(q).all() and np.isfinite(qdot).all()):
+            bad = [j for j, a, b in zip(self.joints, q, qdot) if not (np.isfinite(a) and np.isfinite(b))]
+            raise InputError(f"joint state has non-finite position or velocity for {bad}")
+        return q, qdot
+
+    def _row_map(self, names):
         index = {n: i for i, n in enumerate(names)}
         missing = [j for j in self.joints if j not in index]
         if missing:
             unknown = [n for n in names if n not in self.joints]
             raise InputError(f"joint state lacks joints {missing}" +
                              (f" (unknown names {unknown})" if unknown else ""))
-        rows = [index[j] for j in self.joints]
-        q = np.asarray(positions, dtype=float)[rows]
-        qdot = np.asarray(velocities, dtype=float)[rows]
-        bad = [j for j, a, b in zip(self.joints, q, qdot) if not (np.isfinite(a) and np.isfinite(b))]
-        if bad:
-            raise InputError(f"joint state has non-finite position or velocity for {bad}")
-        return q, qdot
+        return np.array([index[j] for j in self.joints])
 
 
 class Watchdog:
