@@ -138,3 +138,9 @@ def H(eps):
     ``Jlog6`` at ``exp(eps)`` in the ``[omega; v]`` ordering.
     """
     return pin.Jlog6(pin.exp6(np.asarray(eps, dtype=float)[SWAP]))[_SWAP_BOTH]
+
+
+def log_and_H(g):
+    """``(log(g), H(log(g)))`` from one pose (what an SE(3) observer needs at every tick)."""
+    M = pin.SE3(g[:3, :3], g[:3, 3])
+    return pin.log6(M).vector[SWAP], pin.Jlog6(M)[_SWAP_BOTH]

@@ -82,3 +82,10 @@ def test_H_maps_body_twist_to_exponential_coordinate_rate(rng):
 def test_log_near_singular_angles(angle):
     V = np.array([0.0, 0.0, angle, 0.1, -0.2, 0.3])
     assert_close(lie.log(lie.exp(V)), V, 1e-6)
+
+
+def test_log_and_H_from_one_pose(rng):
+    g = random_pose(rng)
+    eps, H = lie.log_and_H(g)
+    assert_close(eps, lie.log(g), 0)
+    assert_close(H, lie.H(eps), 1e-12)

@@ -60,7 +60,7 @@ class OrbitalController:
         for t_taken, g in pose_samples:
             obs.add_pose(g, t_taken, t)
         estimate = obs.estimate() if obs.initialized else None
-        mu_hat_o = np.zeros(6) if estimate is None else estimate[2]
+        mu_hat_o = np.zeros(6) if estimate is None else estimate.mu_hat_o
         terms = rel_terms(self.model, self.ws, q, qdot, mu_hat_o)
         if estimate is not None:
             obs.update(estimate, terms)

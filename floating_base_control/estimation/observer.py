@@ -46,15 +46,25 @@ the sample (counted in ``resets``).
 from collections import deque
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
-from ..lie import H, Ad, Ad_inv, ad, exp, inv, log
+from ..lie import Ad, Ad_inv, ad, exp, inv, log_and_H
 from ..linalg import spd_solve
 from ..validation import InputError
 
 #: Smallest accepted ``1 + tr(R_eta)``: rotation errors closer to pi count as pi.
 TRACE_MARGIN = 1e-6
+
+
+class Estimate(NamedTuple):
+    """The observer's errors and estimate at one instant."""
+
+    eta: np.ndarray          #: g_hat^-1 g1_pred (4x4)
+    eps: np.ndarray          #: log(eta), [omega; v]
+    H: np.ndarray            #: H(eps), eq. 39
+    mu_hat_o: np.ndarray     #: Ad_eta^-1 mu_hat: the estimate of mu in the base frame
 
 
 @dataclass
@@ -137,9 +147,9 @@ class MomentumObserver:
         return 1.0 + np.trace(eta[:3, :3]) > TRACE_MARGIN
 
     def estimate(self):
-        """``(eta, eps, mu_hat_o)`` at the current time (observer must be initialized)."""
+        """:class:`Estimate` at the current time (observer must be initialized)."""
         eta = inv(self.g_hat) @ self.g_pred
-        return eta, log(eta), Ad_inv(eta) @ self.mu_hat
+        return Estimate(eta, *log_and_H(eta), Ad_inv(eta) @ self.mu_hat)
 
     def rates(self, estimate, terms):
         """Right-hand sides of eqs. 37 and 42 and of the prediction (eq. 9) at the current state.
@@ -148,10 +158,10 @@ class MomentumObserver:
         ``(q, qdot, mu_hat_o)``.  Returns ``(V_hat, mu_hat_dot, V1_hat)``.
         """
         k, L = self.gains.k, self.gains.L
-        eta, eps, mu_o = estimate
+        eta, eps, H, mu_o = estimate
         Ad_eta = Ad(eta)
         V_hat = self.mu_hat - Ad_eta @ terms.A_qdot + k * (Ad_eta @ eps)                    # eq. 37
-        F_o = (H(eps).T @ (L @ eps) + terms.P_mu + terms.IM_qdot
+        F_o = (H.T @ (L @ eps) + terms.P_mu + terms.IM_qdot
                + terms.M_b @ (ad(terms.A_qdot) @ mu_o))                                      # eq. 51
         rhs = -terms.base_mu_mu - terms.base_mu_qdot + F_o - k * terms.M_b @ (ad(eps) @ mu_o)  # eq. 42
         mu_hat_dot = Ad_eta @ spd_solve(terms.M_b, rhs)

@@ -261,9 +261,9 @@ class ControllerNode(LifecycleNode):
                   "observer_initialized": obs.initialized, "observer_pose_samples": obs.samples,
                   "observer_resets": obs.resets}
         if obs.initialized:
-            eta, eps, mu_o = obs.estimate()
-            values["observer_error_eps"] = float(np.linalg.norm(eps))
-            values["locked_velocity_norm"] = float(np.linalg.norm(mu_o))
+            est = obs.estimate()
+            values["observer_error_eps"] = float(np.linalg.norm(est.eps))
+            values["locked_velocity_norm"] = float(np.linalg.norm(est.mu_hat_o))
         level = m.WARN if self.reasons else m.OK
         message = "safe command: " + "; ".join(self.reasons) if self.reasons else "controlling"
         self.diag_pub.publish(m.diagnostic_array(self.get_clock().now().to_msg(), f"{NAME}: control loop",

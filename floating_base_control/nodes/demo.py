@@ -49,57 +49,62 @@ def local_env(domain_id):
 
 
 class Recorder(Node):
-    """Rows of the orbital report from the topics (ground truth from the simulator)."""
+    """Samples of ground truth (from the simulator) and of what the controller publishes.
 
-    def __init__(self, model, scenario):
+    Recording only stores the latest messages at each ground-truth sample; the
+    report rows are computed after the run (:meth:`log`), so that the recorder
+    takes little CPU away from the two nodes it watches.
+    """
+
+    def __init__(self, record=True):
         super().__init__("orbital_demo_recorder")
-        self.model, self.scenario = model, scenario
-        self.L = ObserverGains(scenario.observer.k, scenario.observer.l_rot, scenario.observer.l_trans).L
-        self.log = Log()
-        self.latest = {}
-        self.t0 = None
-        subs = [(Odometry, "/mujoco_sim/ground_truth", "truth"), (TwistStamped, "/mujoco_sim/locked_velocity", "mu"),
+        self.latest, self.samples, self.record = {}, [], record
+        self.first = self.last = None
+        subs = [] if not record else [
+                (Odometry, "/mujoco_sim/ground_truth", "truth"), (TwistStamped, "/mujoco_sim/locked_velocity", "mu"),
                 (WrenchStamped, "/mujoco_sim/momentum", "momentum"),
                 (Odometry, "/floating_base_controller/base_estimate", "estimate"),
                 (TwistStamped, "/floating_base_controller/locked_velocity", "mu_hat"),
-                (Float64MultiArray, "/floating_base_controller/compensation", "compensation"),
-                (Float64MultiArray, "/effort_controller/commands", "tau")]
+                (Float64MultiArray, "/floating_base_controller/compensation", "compensation")]
         for msg_type, topic, key in subs:
-            self.create_subscription(msg_type, topic, lambda msg, key=key: self.latest.__setitem__(key, msg), 50)
-        self.create_subscription(JointState, "/mujoco_sim/joints", self._on_truth_joints, 50)
+            self.create_subscription(msg_type, topic, lambda msg, key=key: self.latest.__setitem__(key, msg), 10)
+        self.create_subscription(JointState, "/mujoco_sim/joints", self._on_truth_joints, 10)
         self.controller_up = False          # the controller publishes diagnostics once configured
         self.create_subscription(DiagnosticArray, "/diagnostics",
                                  lambda msg: setattr(self, "controller_up", True), 10)
 
     def _on_truth_joints(self, msg):
-        needed = ("truth", "mu", "momentum")
-        if not all(k in self.latest for k in needed):
-            return
-        t = stamp_to_seconds(msg.header.stamp)
-        self.t0 = t if self.t0 is None else self.t0
-        lat = self.latest
-        g1 = g_from_pose_msg(lat["truth"].pose.pose)
-        mu = twist_from_msg(lat["mu"].twist)
-        w = lat["momentum"].wrench
-        momentum = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
-        g_hat = g_from_pose_msg(lat["estimate"].pose.pose) if "estimate" in lat else None
-        mu_hat = twist_from_msg(lat["mu_hat"].twist) if "mu_hat" in lat else np.zeros(6)
-        n = self.model.n
-        comp = np.array(lat["compensation"].data) if "compensation" in lat else np.zeros(2 * n)
-        tau = np.array(lat["tau"].data) if "tau" in lat else np.zeros(n)
-        s = self.scenario
-        self.log.append(evaluation_row(self.model, self.L, np.array(s.q_d), np.array(s.stiffness), t - self.t0,
-                                       g1, np.array(msg.position), np.array(msg.velocity), mu, g_hat, mu_hat, tau,
-                                       comp[:n], comp[n:], momentum, False))
+        self.last = stamp_to_seconds(msg.header.stamp)
+        self.first = self.last if self.first is None else self.first
+        if self.record and all(k in self.latest for k in ("truth", "mu", "momentum")):
+            self.samples.append((msg, dict(self.latest)))
 
     @property
     def elapsed(self):
-        return self.log.rows[-1]["t"] if self.log.rows else 0.0
+        return 0.0 if self.first is None else self.last - self.first
+
+    def log(self, model, scenario):
+        """The report's rows (``sim.orbital.evaluation_row``) of every sample."""
+        L = ObserverGains(scenario.observer.k, scenario.observer.l_rot, scenario.observer.l_trans).L
+        q_d, stiffness, n = np.array(scenario.q_d), np.array(scenario.stiffness), model.n
+        log, t0 = Log(), stamp_to_seconds(self.samples[0][0].header.stamp)
+        for joints, lat in self.samples:
+            w = lat["momentum"].wrench
+            momentum = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
+            g_hat = g_from_pose_msg(lat["estimate"].pose.pose) if "estimate" in lat else None
+            mu_hat = twist_from_msg(lat["mu_hat"].twist) if "mu_hat" in lat else np.zeros(6)
+            comp = np.array(lat["compensation"].data) if "compensation" in lat else np.zeros(2 * n)
+            log.append(evaluation_row(model, L, q_d, stiffness, stamp_to_seconds(joints.header.stamp) - t0,
+                                      g_from_pose_msg(lat["truth"].pose.pose), np.array(joints.position),
+                                      np.array(joints.velocity), twist_from_msg(lat["mu"].twist), g_hat, mu_hat,
+                                      np.array(joints.effort), comp[:n], comp[n:], momentum, False))
+        return log.arrays()
 
 
 def run(duration_s=30.0, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
-        progress=None):
-    """Run the demo for ``duration_s`` simulated seconds; returns ``(log, summary)`` like ``sim.orbital.run``.
+        progress=None, record=True):
+    """Run the demo for ``duration_s`` simulated seconds; returns ``(log, summary)`` like ``sim.orbital.run``
+    (``(None, None)`` with ``record=False``: then this process only watches the clock, for benchmarks).
 
     The processes get ``FASTDDS_BUILTIN_TRANSPORTS=SHM`` and ``ROS_DOMAIN_ID``
     (default: this environment's, else 62); this process must use the same.
@@ -111,7 +116,7 @@ def run(duration_s=30.0, domain_id=None, params_file=None, controller_overrides=
     model = FloatingBaseModel.from_urdf(orbital_robot_urdf())
     env = local_env(domain_id)
     rclpy.init()
-    recorder = Recorder(model, scenario)
+    recorder = Recorder(record)
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
     # the controller first, waiting for input (as a deployed controller would), then the robot
@@ -147,9 +152,11 @@ def run(duration_s=30.0, domain_id=None, params_file=None, controller_overrides=
         executor.shutdown()
         recorder.destroy_node()
         rclpy.try_shutdown()
-    if not recorder.log.rows:
+    if not record:
+        return None, None
+    if not recorder.samples:
         raise RuntimeError(f"the demo recorded nothing ({status}): are the nodes starting?")
-    log = recorder.log.arrays()
+    log = recorder.log(model, scenario)
     summary = summarize(scenario, log, log["momentum"][0], status)
     summary["transport"] = f"ROS 2 topics, Fast DDS shared memory, domain {domain_id}"
     return log, summary

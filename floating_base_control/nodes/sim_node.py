@@ -8,7 +8,7 @@ Subscribes  joint efforts (std_msgs/Float64MultiArray in ``joints`` order);
             a command older than ``command_timeout`` is replaced by zero torque,
             as a torque-controlled drive would.
 Ground truth, for evaluation only, on ``~/ground_truth`` (nav_msgs/Odometry),
-``~/joints`` (true joint states), ``~/locked_velocity`` (TwistStamped) and
+``~/joints`` (true joint states and applied efforts), ``~/locked_velocity`` (TwistStamped) and
 ``~/momentum`` (WrenchStamped: torque = angular, force = linear momentum, from
 MuJoCo's own subtree quantities).
 
@@ -57,8 +57,9 @@ class SimNode(Node):
         q0 = np.clip(q0, lo, hi) if q0.size == self.model.n else middle
         mu0 = np.r_[np.deg2rad(p("mu0_omega_deg_s")), p("mu0_v")]
         self.plant.set_state(np.eye(4), q0, mu0, np.zeros(self.model.n))
-        self.tau = np.zeros(self.model.n)
+        self.tau = self.zero = np.zeros(self.model.n)
         self.cmd_time = -np.inf
+        self.command_timeout = p("command_timeout")
         self.steps = 0
         self.t0 = None
         self.behind = 0
@@ -99,28 +100,31 @@ class SimNode(Node):
             self.behind += todo - MAX_CATCH_UP
             self.t0 += (todo - MAX_CATCH_UP) * self.dt       # fall behind rather than jump
             todo = MAX_CATCH_UP
-        fresh = wall - self.cmd_time <= self._p("command_timeout")
+        applied = self.tau if wall - self.cmd_time <= self.command_timeout else self.zero
         for _ in range(max(todo, 0)):
-            self.plant.step(self.tau if fresh else np.zeros(self.model.n))
+            self.plant.step(applied)
         self.steps += max(todo, 0)
         t = self.steps * self.dt
         stamp = m.seconds_to_stamp(self.t0 + t)
-        g1, q, V1, qdot = self.plant.state()
+        q, qdot = self.plant.joint_state()
         q_m, qdot_m = self.encoders.read(q, qdot)
         msg = self.joint_msg
         msg.header.stamp = stamp
         msg.position, msg.velocity = q_m.tolist(), qdot_m.tolist()
-        msg.effort = (self.tau if fresh else np.zeros(self.model.n)).tolist()
+        msg.effort = applied.tolist()
         self.joint_pub.publish(msg)
-        self.pose_sensor.sample(t, g1)
+        self.ticks += 1
+        truth = self.ticks % self.truth_every == 0
+        if truth or self.pose_sensor.due(t):
+            g1, q, V1, qdot = self.plant.state()
+            self.pose_sensor.sample(t, g1)
+            if truth:
+                self._publish_truth(stamp, g1, q, V1, qdot)
         for t_taken, g in self.pose_sensor.deliver(t):
             pose = PoseStamped()
             pose.header.stamp, pose.header.frame_id = m.seconds_to_stamp(self.t0 + t_taken), self._p("world_frame")
             fill_pose_msg(pose.pose, g)
             self.pose_pub.publish(pose)
-        self.ticks += 1
-        if self.ticks % self.truth_every == 0:
-            self._publish_truth(stamp, g1, q, V1, qdot)
 
     def _publish_truth(self, stamp, g1, q, V1, qdot):
         world, base = self._p("world_frame"), self._p("base_frame")
@@ -130,7 +134,8 @@ class SimNode(Node):
         fill_twist_msg(odom.twist.twist, V1)
         self.truth_pub.publish(odom)
         self.truth_joint_pub.publish(JointState(header=odom.header, name=list(self.model.joint_names),
-                                                position=q.tolist(), velocity=qdot.tolist()))
+                                                position=q.tolist(), velocity=qdot.tolist(),
+                                                effort=self.joint_msg.effort))
         mu = TwistStamped()
         mu.header.stamp, mu.header.frame_id = stamp, base
         fill_twist_msg(mu.twist, self.model.locked_velocity(q, V1, qdot))

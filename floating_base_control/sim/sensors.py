@@ -57,9 +57,13 @@ class PoseSensor:
         self._pending = deque()
         self._next_sample = 0.0
 
+    def due(self, t):
+        """Whether a sample is due at time ``t`` (so that the true pose need only be read then)."""
+        return t + 1e-12 >= self._next_sample
+
     def sample(self, t, g1):
         """Take a sample of the true pose ``g1`` if one is due at time ``t``."""
-        if t + 1e-12 >= self._next_sample:
+        if self.due(t):
             noise = np.concatenate([self.rotation_noise * self._rng.standard_normal(3),
                                     self.position_noise * self._rng.standard_normal(3)])
             self._pending.append((t, g1 @ exp(noise)))
