@@ -74,10 +74,12 @@ class Recorder(Node):
                                  lambda msg: setattr(self, "controller_up", True), 10)
 
     def _on_truth_joints(self, msg):
+        if self.record:
+            if not all(k in self.latest for k in ("truth", "mu", "momentum")):
+                return
+            self.samples.append((msg, dict(self.latest)))
         self.last = stamp_to_seconds(msg.header.stamp)
         self.first = self.last if self.first is None else self.first
-        if self.record and all(k in self.latest for k in ("truth", "mu", "momentum")):
-            self.samples.append((msg, dict(self.latest)))
 
     @property
     def elapsed(self):
