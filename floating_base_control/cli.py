@@ -6,10 +6,10 @@ listed in ``COMMANDS``.
 import argparse
 import sys
 
-from .commands import inspect
+from .commands import demo, inspect
 from .validation import FloatingBaseError
 
-COMMANDS = [inspect]
+COMMANDS = [inspect, demo]
 
 
 def main(argv=None):

@@ -194,10 +194,10 @@ def radial_coordinates(d_b, J_int, qdot):
 def polar_angle(d):
     """``alpha_i,cf`` of the world CoM-foot vector ``d`` and its gradient ``J_alpha`` (seed 003,
     eqs. 4.22-4.23): the angle from the downward vertical, positive about ``PLANE_NORMAL``
-    (foot ahead of the CoM)."""
-    dx, dz = d @ FORWARD, d @ UP
+    (foot ahead of the CoM).  ``FORWARD`` and ``UP`` are world x and z."""
+    dx, dz = d[0], d[2]
     rho2 = dx * dx + dz * dz
-    return math.atan2(dx, -dz), (dx * UP - dz * FORWARD) / rho2
+    return math.atan2(dx, -dz), np.array([-dz, 0.0, dx]) / rho2
 
 
 def base_pitch(R):
@@ -264,22 +264,28 @@ class LockedFrameAngle:
 
     Its rate is the locked angular velocity relative to the base, ``omega_bc = T_omega(q) qdot``
     with ``T_omega = n . A_omega``.  For one joint the integrability condition (3.73) holds
-    trivially and ``theta_bc(q) = int_q_ref^q T_omega(s) ds``, tabulated once here (trapezoid
-    rule on ``samples`` points, interpolated linearly).  Several joints are refused: there
-    (3.72) generally fails and the angle is path dependent.
+    trivially and ``theta_bc(q) = int_q_lo^q T_omega(s) ds``, tabulated once here on
+    ``samples`` points (trapezoid rule with its end correction, error ~1e-10 rad) and
+    interpolated by cubic Hermite polynomials through the values and the exact rates, so that
+    ``d theta_bc / dq`` is ``T_omega`` to ~1e-9.  Several joints are refused: there (3.72)
+    generally fails and the angle is path dependent.
     """
 
-    def __init__(self, model, q_lo, q_hi, samples=4001):
+    def __init__(self, model, q_lo, q_hi, samples=2001):
         if model.n != 1:
             raise ModelError(f"controller III needs a path-independent theta_bc(q): implemented "
                              f"for one joint (seed 003, eq. 3.73), the model has {model.n}")
         ws = model.create_data()
         self.q = np.linspace(q_lo, q_hi, samples)
+        self.h = self.q[1] - self.q[0]
         T = np.empty(samples)
         for i, qi in enumerate(self.q):
             ws.q_pin[7:] = qi
             T[i] = BASE_PLANE_NORMAL @ inertia_blocks(model, ws)[3][:3, 0]
-        self.theta = np.concatenate([[0.0], np.cumsum(0.5 * (T[1:] + T[:-1]) * np.diff(self.q))])
+        dT = np.gradient(T, self.h, edge_order=2)
+        steps = 0.5 * self.h * (T[1:] + T[:-1]) + self.h ** 2 / 12.0 * (dT[:-1] - dT[1:])
+        self.T = T
+        self.theta = np.concatenate([[0.0], np.cumsum(steps)])
 
     def __call__(self, q):
         """``theta_bc(q)`` relative to ``theta_bc(q_lo) = 0``, rad."""
@@ -287,16 +293,21 @@ class LockedFrameAngle:
         if not self.q[0] <= q <= self.q[-1]:
             raise InputError(f"q = {q} is outside the tabulated range [{self.q[0]}, {self.q[-1]}] "
                              "of theta_bc")
-        return float(np.interp(q, self.q, self.theta))
+        i = min(int((q - self.q[0]) / self.h), len(self.q) - 2)
+        s = (q - self.q[i]) / self.h
+        h00, h10, h01, h11 = (2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s,
+                              -2 * s ** 3 + 3 * s ** 2, s ** 3 - s ** 2)
+        return float(h00 * self.theta[i] + h10 * self.h * self.T[i]
+                     + h01 * self.theta[i + 1] + h11 * self.h * self.T[i + 1])
 
 
 @dataclass
 class _Geometry:
     """Everything a control step needs at one shape, from one CRBA and one frame Jacobian."""
 
+    M: np.ndarray          #: generalized inertia in Pinocchio's order ([v; omega] base, then joints)
     M_b: np.ndarray
     M_bq: np.ndarray
-    M_q: np.ndarray
     A: np.ndarray
     c: np.ndarray          #: CoM in the base frame
     J_c: np.ndarray        #: its Jacobian w.r.t. q (base fixed), 3 x n
@@ -327,7 +338,7 @@ class HopperController:
         self._alpha_c_offset = None
         if gains.variant == "III":
             lo, hi = model.position_limits[0]
-            lo, hi = (lo, hi) if math.isfinite(lo + hi) else (-math.pi, math.pi)
+            lo, hi = (lo, hi) if np.isfinite([lo, hi]).all() else (-math.pi, math.pi)
             self._theta_bc = LockedFrameAngle(model, lo, hi)
 
     @property
@@ -349,26 +360,23 @@ class HopperController:
         ws, pm, pd = self.ws, self.model.pin_model, self.ws.pin_data
         ws.q_pin[7:] = q
         M, M_b, M_bq, A = inertia_blocks(self.model, ws)
-        M_q = M[6:, 6:].copy()
         J = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)
         p_f = pd.oMf[self.foot_id].translation.copy()
         m = self.model.mass
-        return _Geometry(M_b.copy(), M_bq.copy(), M_q, A, com_in_base(M_b, m), com_jacobian(M_bq, m),
-                         p_f, J[:3, 6:].copy())
+        return _Geometry(M.copy(), M_b.copy(), M_bq.copy(), A, com_in_base(M_b, m),
+                         com_jacobian(M_bq, m), p_f, J[:3, 6:].copy())
 
     def energy(self, geo, g1, V1, qdot):
         """Mechanical energy ``E = 1/2 v^T M v + U_g`` with ``v = [V1; qdot]`` and the gravity
         potential ``-m g . o_ic`` (zero at height 0), J."""
-        kinetic = 0.5 * (V1 @ geo.M_b @ V1 + qdot @ geo.M_q @ qdot) + V1 @ geo.M_bq @ qdot
+        v = np.concatenate([V1[3:], V1[:3], qdot])          # Pinocchio's order, as geo.M
         com = g1[:3, :3] @ geo.c + g1[:3, 3]
-        return float(kinetic - self.model.mass * self.model.gravity @ com)
+        return float(0.5 * v @ geo.M @ v - self.model.mass * self.model.gravity @ com)
 
     def step(self, meas):
         """Joint torques and base wrench for one tick from :class:`HopperMeasurements`."""
-        n, g = self.model.n, self.gains
-        q, qdot = check.vector("q", meas.q, n), check.vector("qdot", meas.qdot, n)
-        # the inner loop: shapes and finiteness are checked, not the orthonormality of g1
-        g1, V1 = check.array("g1", meas.g1, (4, 4)), check.vector("V1", meas.V1, 6)
+        g = self.gains
+        q, qdot, g1, V1 = _checked(meas, self.model.n)
         R = g1[:3, :3]
         stance = self.contact.update(float(meas.t), float(meas.foot_force))
         geo = self.geometry(q)
@@ -418,6 +426,22 @@ class HopperController:
         """``alpha_i,cf - theta_ib`` at shape ``q``: alpha_i,cf with the base at zero pitch."""
         geo = self.geometry(np.atleast_1d(q))
         return polar_angle(geo.p_f - geo.c)[0]
+
+
+def _checked(meas, n):
+    """``(q, qdot, g1, V1)`` of a measurement as float arrays of the right shapes, all finite.
+
+    The inner loop checks shapes and finiteness at once (not the orthonormality of ``g1``);
+    on failure ``validation`` names the offending field.
+    """
+    q, qdot, g1, V1 = (np.asarray(x, dtype=float) for x in (meas.q, meas.qdot, meas.g1, meas.V1))
+    if (q.shape, qdot.shape, g1.shape, V1.shape) != ((n,), (n,), (4, 4), (6,)) \
+            or not math.isfinite(q.sum() + qdot.sum() + g1.sum() + V1.sum()):
+        check.vector("q", meas.q, n)
+        check.vector("qdot", meas.qdot, n)
+        check.array("g1", meas.g1, (4, 4))
+        check.vector("V1", meas.V1, 6)
+    return q, qdot, g1, V1
 
 
 def _wrap(angle):
