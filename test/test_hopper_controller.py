@@ -69,7 +69,7 @@ def test_radial_term_produces_no_base_wrench(robot, rng):
 
 
 def stance_command(ctrl, meas):
-    ctrl.contact = ContactDetector(ctrl.gains, stance=True)
+    ctrl.reset(stance=True)
     return ctrl.step(replace(meas, foot_force=50.0))
 
 

@@ -24,7 +24,7 @@ def flights(log):
     """``[(t_liftoff, t_touchdown, alpha_liftoff, alpha_touchdown)]`` of the hops (touchdown
     NaN for a flight still running at the end)."""
     out = []
-    for t_lo, a_lo in log.liftoffs:
+    for t_lo, a_lo, _ in log.liftoffs:
         nxt = next((td for td in log.touchdowns if td[0] > t_lo), None)
         t_td, a_td = (nxt[0], nxt[1]) if nxt else (math.nan, math.nan)
         if (nxt is None and log.columns["t"][-1] - t_lo >= MIN_FLIGHT) or t_td - t_lo >= MIN_FLIGHT:
@@ -56,6 +56,8 @@ def summarize(exp, log, flows, meta):
         "max_flight_rotation_deg": max((abs(r) for r in rotations), default=0.0),
         "first_flight_rotation_deg": rotations[0] if rotations else None,
         "flight_rotations_deg": rotations,
+        "touchdown_loss_per_contact_J": flows.touchdown / len(log.touchdowns) if log.touchdowns else None,
+        "radial_spring_energy_at_liftoff_J": float(np.mean([e for *_, e in log.liftoffs])) if log.liftoffs else None,
         "max_out_of_plane_m": float(a["out_of_plane"].max()),
         "initial_energy_J": meta["E0"], "final_energy_J": meta["E_end"],
         "gait_second_half": gait_statistics(log, hops, t[0] + 0.5 * (t[-1] - t[0])),

@@ -341,6 +341,14 @@ class HopperController:
             lo, hi = (lo, hi) if np.isfinite([lo, hi]).all() else (-math.pi, math.pi)
             self._theta_bc = LockedFrameAngle(model, lo, hi)
 
+    def reset(self, stance=False):
+        """Restart the contact detection in ``stance`` (or flight), e.g. before a new run.
+
+        Variant III's reference for ``alpha_c`` stays: with ``q_ref`` NaN it is the shape of
+        the first step since construction.
+        """
+        self.contact = ContactDetector(self.gains, stance)
+
     @property
     def gains(self):
         return self._gains

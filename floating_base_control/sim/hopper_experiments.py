@@ -121,7 +121,7 @@ class RunLog:
 
     columns: dict = field(default_factory=dict)
     touchdowns: list = field(default_factory=list)      #: (t, alpha_cf, foot speed, kinetic energy)
-    liftoffs: list = field(default_factory=list)        #: (t, alpha_cf)
+    liftoffs: list = field(default_factory=list)        #: (t, alpha_cf, radial spring energy)
     apexes: list = field(default_factory=list)          #: (t, CoM height, CoM forward speed)
     fell_at: float = math.nan
     steps: int = 0
@@ -191,7 +191,7 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=1e-4, 
             log.touchdowns.append((plant.time, alpha_cf, speed, plant.energies()[0]))
             impact_until, td_speed = plant.time + IMPACT_MAX_DURATION, speed
         elif touching and not now_touching:
-            log.liftoffs.append((plant.time, alpha_cf))
+            log.liftoffs.append((plant.time, alpha_cf, 0.5 * exp.gains.K_r * (cmd.r_cf - exp.gains.r_des) ** 2))
         if impact_until > plant.time and np.linalg.norm(plant.foot_velocity()) < IMPACT_END_FRACTION * td_speed:
             impact_until = -1.0
         if prev_vz is not None and prev_vz > 0.0 >= com_vel[2] and not now_touching:
