@@ -76,7 +76,7 @@ def test_prismatic_exp_ii_comes_to_rest_after_about_a_dozen_hops():
     hops = flights(log)
     a = log.arrays()
     assert math.isnan(log.fell_at)
-    assert 10 <= len(hops) <= 14
+    assert 9 <= len(hops) <= 15                               # 12 in the thesis
     assert hops[-1][1] < 3.0                                  # no hop in the last 0.3 s
     assert a["kinetic"][-1] < 0.01 and abs(a["alpha_cf"]).max() < 1e-4
     apex = [h for _, h, _ in log.apexes]

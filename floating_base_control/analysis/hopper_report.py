@@ -21,14 +21,14 @@ THESIS_EXP_VI_FLOWS = {"energy_in_external_J": 7.15, "energy_in_joint_J": 4.65,
 
 
 def flights(log):
-    """``[(t_liftoff, t_touchdown, alpha_liftoff, alpha_touchdown)]`` of the hops (touchdown
-    NaN for a flight still running at the end)."""
+    """``[(t_liftoff, t_touchdown, alpha_liftoff, alpha_touchdown, radial spring energy at
+    lift-off)]`` of the hops (touchdown NaN for a flight still running at the end)."""
     out = []
-    for t_lo, a_lo, _ in log.liftoffs:
+    for t_lo, a_lo, spring in log.liftoffs:
         nxt = next((td for td in log.touchdowns if td[0] > t_lo), None)
         t_td, a_td = (nxt[0], nxt[1]) if nxt else (math.nan, math.nan)
         if (nxt is None and log.columns["t"][-1] - t_lo >= MIN_FLIGHT) or t_td - t_lo >= MIN_FLIGHT:
-            out.append((t_lo, t_td, a_lo, a_td))
+            out.append((t_lo, t_td, a_lo, a_td, spring))
     return out
 
 
@@ -36,7 +36,7 @@ def summarize(exp, log, flows, meta):
     """The run's ``summary.json`` content (SI units, angles in degrees)."""
     a = log.arrays()
     hops = flights(log)
-    rotations = [math.degrees(a_td - a_lo) for _, _, a_lo, a_td in hops if not math.isnan(a_td)]
+    rotations = [math.degrees(a_td - a_lo) for _, _, a_lo, a_td, _ in hops if not math.isnan(a_td)]
     t = a["t"]
     energy_in = flows.external + flows.joint
     stored = meta["E_end"] - meta["E0"]
@@ -57,7 +57,7 @@ def summarize(exp, log, flows, meta):
         "first_flight_rotation_deg": rotations[0] if rotations else None,
         "flight_rotations_deg": rotations,
         "touchdown_loss_per_contact_J": flows.touchdown / len(log.touchdowns) if log.touchdowns else None,
-        "radial_spring_energy_at_liftoff_J": float(np.mean([e for *_, e in log.liftoffs])) if log.liftoffs else None,
+        "radial_spring_energy_at_liftoff_J": float(np.mean([h[4] for h in hops])) if hops else None,
         "max_out_of_plane_m": float(a["out_of_plane"].max()),
         "initial_energy_J": meta["E0"], "final_energy_J": meta["E_end"],
         "gait_second_half": gait_statistics(log, hops, t[0] + 0.5 * (t[-1] - t[0])),
@@ -75,7 +75,7 @@ def gait_statistics(log, hops, t_from):
     touchdown angle over the hops after ``t_from``: a stationary gait has small spreads."""
     apex = np.array([(h, v) for t, h, v in log.apexes if t >= t_from]).reshape(-1, 2)
     starts = np.array([t_lo for t_lo, *_ in hops if t_lo >= t_from])
-    td = np.array([math.degrees(a_td) for t_lo, _, _, a_td in hops if t_lo >= t_from and not math.isnan(a_td)])
+    td = np.array([math.degrees(h[3]) for h in hops if h[0] >= t_from and not math.isnan(h[3])])
     period = np.diff(starts)
 
     def stats(x):
