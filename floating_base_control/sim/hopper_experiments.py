@@ -175,46 +175,60 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=1e-4, 
     controller = HopperController(model, exp.gains)
     plant.set_state(*exp.initial_state())
     log, flows = RunLog(), EnergyFlows()
-    steps = int(round(duration / timestep))
+    events = _Events(log, exp.gains)
     meas = plant.sense()
     E0 = plant.energy()
-    touching, impact_until, td_speed, prev_vz = False, -1.0, 0.0, None
-    for k in range(steps):
+    for k in range(int(round(duration / timestep))):
         if k % control_every == 0:
             cmd = controller.step(meas)
-        com, com_vel, L = plant.com_and_momentum()
-        foot = plant.foot_position()
-        alpha_cf = math.atan2(foot[0] - com[0], com[2] - foot[2])
-        now_touching = plant.touching()
-        if now_touching and not touching:
-            speed = float(np.linalg.norm(plant.foot_velocity()))
-            log.touchdowns.append((plant.time, alpha_cf, speed, plant.energies()[0]))
-            impact_until, td_speed = plant.time + IMPACT_MAX_DURATION, speed
-        elif touching and not now_touching:
-            log.liftoffs.append((plant.time, alpha_cf, 0.5 * exp.gains.K_r * (cmd.r_cf - exp.gains.r_des) ** 2))
-        if impact_until > plant.time and np.linalg.norm(plant.foot_velocity()) < IMPACT_END_FRACTION * td_speed:
-            impact_until = -1.0
-        if prev_vz is not None and prev_vz > 0.0 >= com_vel[2] and not now_touching:
-            log.apexes.append((plant.time, com[2], com_vel[0]))
-        prev_vz = com_vel[2]
-        touching = now_touching
+        com, com_vel, L, alpha_cf, impact = events.observe(plant, cmd)
         if k % log_every == 0:
             _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0)
         if com[2] < fall_height * exp.gains.r_des or abs(alpha_cf) > math.radians(fall_angle_deg):
             log.fell_at = plant.time
             break
-        impact = impact_until > plant.time
-        work = plant.step(cmd.tau, cmd.base_torque, cmd.tau_damping)
-        flows.add(work, impact)
+        flows.add(plant.step(cmd.tau, cmd.base_torque, cmd.tau_damping), impact)
         meas = plant.sense()
         log.steps = k + 1
     com, com_vel, L = plant.com_and_momentum()
-    foot = plant.foot_position()
-    _log_row(log, plant, controller.step(meas), com, com_vel, L,
-             math.atan2(foot[0] - com[0], com[2] - foot[2]), flows, E0)
+    _log_row(log, plant, controller.step(meas), com, com_vel, L, _alpha_cf(com, plant.foot_position()),
+             flows, E0)
     meta = {"E0": E0, "E_end": plant.energy(), "timestep": timestep, "control_every": control_every,
             "floor": floor, "base": base, "duration": duration}
     return log, flows, meta
+
+
+class _Events:
+    """Touchdowns, lift-offs, apexes and the touchdown impact window, from the plant's ground
+    truth at every step."""
+
+    def __init__(self, log, gains):
+        self.log, self.gains = log, gains
+        self.touching, self.impact_until, self.td_speed, self.prev_vz = False, -1.0, 0.0, None
+
+    def observe(self, plant, cmd):
+        """``(com, com_vel, L, alpha_cf, in_impact)`` at the current state; records the events."""
+        com, com_vel, L = plant.com_and_momentum()
+        alpha_cf = _alpha_cf(com, plant.foot_position())
+        t, touching = plant.time, plant.touching()
+        if touching and not self.touching:
+            self.td_speed = float(np.linalg.norm(plant.foot_velocity()))
+            self.log.touchdowns.append((t, alpha_cf, self.td_speed, plant.energies()[0]))
+            self.impact_until = t + IMPACT_MAX_DURATION
+        elif self.touching and not touching:
+            spring = 0.5 * self.gains.K_r * (cmd.r_cf - self.gains.r_des) ** 2
+            self.log.liftoffs.append((t, alpha_cf, spring))
+        if self.impact_until > t and np.linalg.norm(plant.foot_velocity()) < IMPACT_END_FRACTION * self.td_speed:
+            self.impact_until = -1.0
+        if self.prev_vz is not None and self.prev_vz > 0.0 >= com_vel[2] and not touching:
+            self.log.apexes.append((t, com[2], com_vel[0]))
+        self.prev_vz, self.touching = com_vel[2], touching
+        return com, com_vel, L, alpha_cf, self.impact_until > t
+
+
+def _alpha_cf(com, foot):
+    """Ground-truth ``alpha_i,cf`` of the world CoM and foot positions, rad."""
+    return math.atan2(foot[0] - com[0], com[2] - foot[2])
 
 
 def _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0):
