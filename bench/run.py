@@ -1,6 +1,7 @@
 """`make bench`: every benchmark of the package, one after the other; JSON in out/bench/."""
 import ccf
 import engine
+import hopper
 import orbital
 import ros_loop
 from common import report, save
@@ -8,8 +9,9 @@ from common import report, save
 BENCHMARKS = [
     ("engine", engine, "seed 002 REL terms and curvature vs Pinocchio (orbital robot)"),
     ("orbital", orbital, "orbital closed loop: controller step and the 30 s scenario"),
-    ("ccf", ccf, "Algorithm 1 CCF map on the LWR 4+ (Theorem 2 vs central differences)"),
     ("ros_loop", ros_loop, "ROS 2: mujoco_sim + floating_base_controller, two processes, 30 s"),
+    ("ccf", ccf, "Algorithm 1 CCF map on the LWR 4+ (Theorem 2 vs central differences)"),
+    ("hopper", hopper, "seed 003 controller step and simulation loop (revolute hopper)"),
 ]
 
 if __name__ == "__main__":

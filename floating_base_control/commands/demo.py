@@ -1,8 +1,10 @@
-"""``fbc demo <robot>``: closed-loop scenarios against MuJoCo, with a report.
+"""``fbc demo <family> ...``: simulated demonstrations, one sub-subcommand per robot family.
 
-``fbc demo orbital [--duration S] [--compensation tau1|tau2|none|truth] [--out DIR]``
-runs seed 002's orbital-robot scenario (Sec. V-A) and writes ``summary.json``,
-``timeseries.csv`` and PNG plots to ``DIR``.
+``fbc demo orbital [--duration S] [--compensation tau1|tau2|none|truth] [--out DIR] [--ros]``
+runs seed 002's orbital-robot scenario (Sec. V-A); ``fbc demo hopper --robot R --experiment E``
+runs a hopping experiment of seed 003.  Each writes ``summary.json``, ``timeseries.csv`` and
+PNG plots.  A family registers itself in ``FAMILIES``: a function that adds its parser to the
+``demo`` subparsers.
 """
 import json
 from pathlib import Path
@@ -11,9 +13,14 @@ from ..control.shape import COMPENSATIONS
 
 
 def register(sub):
-    demo = sub.add_parser("demo", help="closed-loop scenarios against MuJoCo, with a report")
-    robots = demo.add_subparsers(dest="robot", required=True)
-    p = robots.add_parser("orbital", help="orbital robot with momentum: observer + compensating "
+    p = sub.add_parser("demo", help="simulated demonstrations (MuJoCo plant, the package's controllers)")
+    families = p.add_subparsers(dest="family", required=True, metavar="FAMILY")
+    for add in FAMILIES:
+        add(families)
+
+
+def _orbital_parser(families):
+    p = families.add_parser("orbital", help="orbital robot with momentum: observer + compensating "
                                           "shape controller (seed 002, Sec. V-A)")
     p.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
     p.add_argument("--compensation", choices=COMPENSATIONS, default="tau2",
@@ -71,3 +78,53 @@ def run_orbital(args):
     if "ros_free" in summary:
         shown = {"ros": shown, "ros_free": summary["ros_free"]}
     print(json.dumps(shown, indent=2))
+
+
+def _hopper_parser(families):
+    from ..sim.hopper_experiments import EXPERIMENT_NAMES
+    p = families.add_parser("hopper", help="the hopping experiments of seed 003 (Feurstein 2021, ch. 4)",
+                            description="Run one of the thesis' hopping experiments (Tables 4.7-4.8, "
+                                        "4.12-4.13) and write summary.json, timeseries.csv and plots.")
+    p.add_argument("--robot", choices=("prismatic", "revolute"), default="revolute")
+    p.add_argument("--experiment", choices=EXPERIMENT_NAMES, default="VI",
+                   help="thesis experiment (prismatic: I-III, revolute: I-VI; default VI)")
+    p.add_argument("--variant", choices=("I", "II", "III"),
+                   help="polar controller (default: the thesis'; III = locked-velocity CoM frame)")
+    p.add_argument("--duration", type=float, help="simulated time, s (default: per experiment)")
+    p.add_argument("--floor", choices=("viscoelastic", "mujoco"), default="viscoelastic",
+                   help="the thesis' floor (default) or MuJoCo's own contact")
+    p.add_argument("--base", choices=("planar", "free"), default="planar",
+                   help="MuJoCo base joint: planar (default) or free (3D, plane kept by symmetry)")
+    p.add_argument("--gravity", type=float, help="g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)")
+    p.add_argument("--timestep", type=float, default=1e-4, help="MuJoCo step, s (default 1e-4)")
+    p.add_argument("--out", help="output directory (default out/demo/hopper/<robot>-<exp>-<variant>)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    p.set_defaults(func=_run_hopper)
+
+
+def _run_hopper(args):
+    from ..analysis.hopper_report import plot, summarize, write_csv
+    from ..sim.hopper_experiments import experiment, run
+
+    exp = experiment(args.robot, args.experiment, variant=args.variant, gravity=args.gravity)
+    out = Path(args.out or f"out/demo/hopper/{exp.robot}-{exp.name}-{exp.gains.variant}")
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"{exp.robot} hopper, Exp {exp.name} ({exp.description}), controller {exp.gains.variant}, "
+          f"{args.floor} floor, {args.base} base")
+    log, flows, meta = run(exp, args.duration, floor=args.floor, base=args.base, timestep=args.timestep)
+    summary = summarize(exp, log, flows, meta)
+    with open(out / "summary.json", "w") as f:
+        json.dump(summary, f, indent=2)
+    write_csv(out / "timeseries.csv", log)
+    files = [] if args.no_plots else plot(out, exp, log, summary)
+    fell = f"fell at {summary['fell_at_s']:.2f} s" if summary["fell"] else "did not fall"
+    print(f"{summary['duration_s']:.2f} s simulated: {summary['hops']} hops, {fell}, mean forward "
+          f"speed {summary['mean_forward_speed']:+.3f} m/s, max flight rotation "
+          f"{summary['max_flight_rotation_deg']:.1f} deg")
+    print(f"energy in: external {flows.external:.3f} J + joints {flows.joint:.3f} J; out: touchdown "
+          f"{flows.touchdown:.3f} J, radial damping {flows.damping:.3f} J, floor {flows.floor:.3f} J; "
+          f"stored {summary['energy_stored_J']:+.3f} J; residual {summary['energy_balance_residual_J']:.2e} J")
+    print(f"wrote {out}/summary.json, timeseries.csv" + (f", {', '.join(files)}" if files else ""))
+
+
+FAMILIES = [_orbital_parser, _hopper_parser]

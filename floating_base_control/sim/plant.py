@@ -20,6 +20,14 @@ def build_model(urdf_path, joint_names, effort_limits, gravity=(0.0, 0.0, 0.0), 
                 integrator="rk4", contacts=True):
     """Compile a MuJoCo model of the URDF with a free joint on the root link and one
     torque motor per shape joint (``ctrlrange`` = the effort limits; infinite = unlimited)."""
+    return build_spec(urdf_path, joint_names, effort_limits, gravity, timestep, integrator,
+                      contacts).compile()
+
+
+def build_spec(urdf_path, joint_names, effort_limits, gravity=(0.0, 0.0, 0.0), timestep=1e-3,
+               integrator="rk4", contacts=True):
+    """The uncompiled ``mujoco.MjSpec`` of :func:`build_model`, for plants that add their
+    own sites, sensors or actuators (e.g. ``sim/hopper.py``) before compiling."""
     try:
         spec = mujoco.MjSpec.from_file(str(urdf_path))
     except ValueError as exc:
@@ -36,7 +44,7 @@ def build_model(urdf_path, joint_names, effort_limits, gravity=(0.0, 0.0, 0.0), 
         if np.isfinite(limit):
             act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
             act.ctrlrange = [-limit, limit]
-    return spec.compile()
+    return spec
 
 
 class MujocoPlant:

@@ -1,0 +1,61 @@
+"""Speed of the hopping controller (seed 003) and of its simulation, revolute hopper.
+
+* ``HopperController.step`` (what a ROS node calls once per tick), controllers II and III,
+  and Pinocchio's ``crba`` in the same run for scale;
+* one simulated step of the reproduction loop (sensors, controller, MuJoCo step, energy
+  bookkeeping), and the real-time factor of the 0.1 ms loop.
+"""
+import time
+
+import numpy as np
+import pinocchio as pin
+
+from common import save
+from engine import median_us
+from floating_base_control.control.hopper import ContactDetector, HopperController, HopperMeasurements
+from floating_base_control.sim.hopper import hopper_model, planar_pose, planar_twist
+from floating_base_control.sim import hopper_experiments
+from floating_base_control.sim.hopper_experiments import experiment
+
+
+def run():
+    exp = experiment("revolute", "IV")
+    log, _, _ = hopper_experiments.run(exp, 0.5, log_every=50)
+    a = log.arrays()
+    model_states = []
+    model = hopper_model("revolute", exp.gravity)
+    for i in range(0, len(a["t"]), max(1, len(a["t"]) // 32)):
+        g1 = planar_pose(a["base_x"][i], a["base_z"][i], -2.5174)
+        meas = HopperMeasurements(a["t"][i], np.array([a["q"][i]]), np.array([a["qdot"][i]]), g1,
+                                  planar_twist(0.1, -0.2, 0.3), 20.0 * a["stance"][i])
+        model_states.append((meas,))
+    controllers = {v: HopperController(model, experiment("revolute", "IV", variant=v).gains) for v in ("II", "III")}
+    for c in controllers.values():
+        c.contact = ContactDetector(c.gains, stance=True)
+    ws = model.create_data()
+
+    def crba(meas):
+        ws.q_pin[7:] = meas.q
+        pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
+
+    timings = median_us({"pinocchio_crba": crba,
+                         "controller_II_step": controllers["II"].step,
+                         "controller_III_step": controllers["III"].step}, model_states)
+    t0 = time.perf_counter()
+    hopper_experiments.run(exp, 1.0)
+    loop = time.perf_counter() - t0
+    return {"median_us": {k: round(v, 2) for k, v in timings.items()},
+            "simulation_step_us": round(loop / 1e4 * 1e6, 1), "real_time_factor": round(1.0 / loop, 3)}
+
+
+def report(result):
+    for k, v in result["median_us"].items():
+        print(f"  {k:44s}{v:12.1f} us")
+    print(f"  simulated step (sensors + controller + MuJoCo + bookkeeping) {result['simulation_step_us']} us, "
+          f"real-time factor {result['real_time_factor']}")
+
+
+if __name__ == "__main__":
+    res = run()
+    report(res)
+    save(res, "hopper")

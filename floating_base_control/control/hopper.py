@@ -1,0 +1,457 @@
+"""Hopping control on the inertially decoupled dynamics: seed 003 (Feurstein 2021), Sect. 4.1.5.
+
+Virtual springs between the centre of mass (CoM) and the point foot:
+
+* a radial spring on the CoM-foot distance ``r_cf``, mapped through the
+  *internal* velocity ``J^int = J_fq - A_fb M_bb^-1 M_bq`` (eq. 3.96), so that
+  it produces joint torques only (eq. 4.25, first term), plus an energy pump
+  ``tau_E = -K_E (E - E_des) rdot_cf`` (eq. 4.16), in stance and flight;
+* a polar spring (stance only, eqs. 4.17, 4.19), in two variants:
+  II on the angle ``alpha_i,cf`` of the CoM-foot line from the downward
+  vertical, seen from the inertially aligned CoM frame (eqs. 4.20-4.25), and
+  III on the orientation ``alpha_c = theta_b + theta_bc(q)`` of the CoM frame
+  aligned with the locked velocity (eq. 4.26);
+* variant I has no polar spring (under-actuated).
+
+The polar spring needs a torque on the base: the thesis assumes an external one
+(a foot, or more legs); the plant models it as an explicit base-torque actuator.
+
+The robot moves in a vertical (sagittal) plane of the 3D world.  Angles are
+measured as in the thesis about the plane normal ``n`` (``PLANE_NORMAL``: the
+thesis' planar x-y with y up is the world's x-z, so its out-of-plane axis is
+world -y); the base frame's x-z plane is the sagittal plane.
+
+:class:`HopperController` is ROS-free and reads only measurements (joint
+encoders, base odometry, a foot force sensor): a node calls :meth:`step` once
+per tick.  The model is the controller's Pinocchio model, gravity included.
+"""
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+import pinocchio as pin
+
+from .. import validation as check
+from ..kinematics import inertia_blocks
+from ..lie import skew
+from ..validation import InputError, ModelError
+
+#: World axes of the sagittal plane: forward, up, and the normal about which the
+#: thesis' angles are positive (its out-of-plane z axis is world -y).
+FORWARD = np.array([1.0, 0.0, 0.0])
+UP = np.array([0.0, 0.0, 1.0])
+PLANE_NORMAL = np.array([0.0, -1.0, 0.0])
+
+VARIANTS = ("I", "II", "III")
+
+
+@dataclass
+class HopperGains:
+    """Gains, set-points and contact thresholds of the hopping controller (seed 003, Tables
+    4.8 and 4.12); every field is a plain float or str, so a node can expose it as a parameter.
+
+    ``q_ref`` (variant III): the shape at which the locked-velocity CoM frame is aligned
+    with the CoM-foot line, fixing the free constant of ``theta_bc(q)`` (eq. 3.75); NaN
+    takes the first measured shape.
+    """
+
+    variant: str = "II"            #: "I" radial only, "II" + polar on alpha_i,cf, "III" + polar on alpha_c
+    K_r: float = 2200.0            #: radial stiffness, N/m
+    D_r_flight: float = 0.0        #: radial damping in flight, N s/m (Exp IV-VI: 20)
+    D_r_stance: float = 0.0        #: radial damping in stance, N s/m (0 in every experiment)
+    r_des: float = 0.1411          #: radial rest length r_cf^des, m
+    K_p: float = 6.0               #: polar stiffness (stance only), N m/rad
+    D_p: float = 0.0               #: polar damping (stance only), N m s/rad
+    alpha_des: float = 0.0         #: polar set-point, rad
+    K_E: float = 0.0               #: energy gain of tau_E = -K_E (E - E_des) rdot_cf, N s/(J m)
+    E_des: float = 0.0             #: desired mechanical energy (kinetic + gravity), J
+    q_ref: float = math.nan        #: variant III: shape where alpha_c = alpha_i,cf, rad or m
+    energy_with_springs: bool = True  #: E includes the virtual springs' potential (see module doc)
+    touchdown_force: float = 2.0   #: stance begins when the foot force rises above this, N
+    liftoff_force: float = 0.5     #: flight begins when it falls below this, N
+    min_phase_time: float = 0.005  #: a phase lasts at least this long (debounce), s
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise InputError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        self.energy_with_springs = bool(self.energy_with_springs)
+        for f in fields(self):
+            if f.name not in ("variant", "energy_with_springs"):
+                value = float(getattr(self, f.name))
+                if not (math.isfinite(value) or (f.name == "q_ref" and math.isnan(value))):
+                    raise InputError(f"gain {f.name} must be finite, got {value}")
+                setattr(self, f.name, value)
+        if self.liftoff_force >= self.touchdown_force:
+            raise InputError(f"liftoff_force ({self.liftoff_force} N) must be below "
+                             f"touchdown_force ({self.touchdown_force} N): that gap is the hysteresis")
+        if min(self.K_r, self.D_r_flight, self.D_r_stance, self.K_p, self.D_p, self.r_des,
+               self.min_phase_time) < 0:
+            raise InputError("stiffnesses, dampings, r_des and min_phase_time must be >= 0")
+
+
+@dataclass
+class HopperMeasurements:
+    """What the controller reads each tick: never the simulator's state.
+
+    ``g1`` and ``V1`` come from odometry (base pose in the inertial frame, base body
+    twist ``[omega; v]``), ``q``/``qdot`` from the joint encoders, ``foot_force`` is the
+    normal ground reaction measured at the foot (N, >= 0).
+    """
+
+    t: float
+    q: np.ndarray
+    qdot: np.ndarray
+    g1: np.ndarray
+    V1: np.ndarray
+    foot_force: float
+
+
+@dataclass
+class HopperCommand:
+    """Output of one controller step, with the quantities of eqs. 4.16-4.26 for logging."""
+
+    tau: np.ndarray              #: joint torques (all terms), model.joint_names order
+    base_wrench: np.ndarray      #: [moment; force] on the base, base frame; force is always 0
+    stance: bool                 #: contact state after hysteresis
+    tau_damping: np.ndarray      #: the radial damper's part of ``tau`` (an energy outflow)
+    r_cf: float                  #: CoM-foot distance, m
+    r_cf_dot: float              #: its rate from the internal velocity (eq. 4.24), m/s
+    alpha: float                 #: the controlled polar angle (alpha_i,cf, or alpha_c for III), rad
+    alpha_dot: float             #: its rate, rad/s
+    alpha_cf: float              #: alpha_i,cf whatever the variant, rad
+    energy: float                #: mechanical energy E (kinetic + gravity), J
+    tau_r: float                 #: radial force of eq. 4.16 incl. tau_E, N
+    tau_E: float                 #: energy pump of eq. 4.16, N
+    tau_p: float                 #: polar torque of eq. 4.17, N m
+    virtual_spring_energy: float = 0.0  #: 1/2 K_r (r - r_des)^2 + (stance) 1/2 K_p (alpha - alpha_des)^2, J
+
+    @property
+    def base_torque(self):
+        """Base moment about the plane normal (what the base-torque actuator applies), N m."""
+        return float(self.base_wrench[:3] @ BASE_PLANE_NORMAL)
+
+
+#: The plane normal in the base frame: the URDFs put the sagittal plane in the base x-z plane.
+BASE_PLANE_NORMAL = np.array([0.0, -1.0, 0.0])
+
+
+class ContactDetector:
+    """Stance/flight from a foot force sensor, with hysteresis and a minimum phase time.
+
+    Stance begins when the force exceeds ``touchdown_force`` and ends when it falls below
+    ``liftoff_force``; a phase that began less than ``min_phase_time`` ago does not switch.
+    The thesis does not state its rule (its floor flag is ``o^y_if <= 0``); the hysteresis
+    keeps the polar spring from chattering on the force bursts of the viscoelastic floor.
+    """
+
+    def __init__(self, gains, stance=False):
+        self.gains = gains
+        self.stance = stance
+        self.since = -math.inf
+
+    def update(self, t, force):
+        """Contact state at time ``t`` (s) for the measured foot force (N)."""
+        g = self.gains
+        if t - self.since >= g.min_phase_time:
+            if not self.stance and force > g.touchdown_force:
+                self.stance, self.since = True, t
+            elif self.stance and force < g.liftoff_force:
+                self.stance, self.since = False, t
+        return self.stance
+
+
+# -- geometry of the CoM-foot line (seed 003, eqs. 4.20-4.24) ---------------------------------
+
+def com_in_base(M_b, mass):
+    """CoM ``o_bc`` in the base frame, read from the locked inertia ``[[I_O, m c_x], [-m c_x, m 1]]``."""
+    C = M_b[:3, 3:] / mass
+    return np.array([C[2, 1], C[0, 2], C[1, 0]])
+
+
+def com_jacobian(M_bq, mass):
+    """``d o_bc / dq`` in the base frame (3 x n): the linear rows of ``M_bq`` are ``m J_c``."""
+    return M_bq[3:] / mass
+
+
+def internal_foot_jacobian(p_f, J_f, A):
+    """Internal velocity Jacobian of the foot point, ``J^int = J_fq - A_fb M_bb^-1 M_bq`` (seed 003,
+    eq. 3.96), linear part in the base frame (3 x n).
+
+    ``A = M_b^-1 M_bq`` is the mechanical connection ``[A_omega; A_v]``; the foot's linear
+    velocity under a base twist ``[omega; v]`` is ``v - p_f x omega``.
+    """
+    return J_f - (skew(p_f).T @ A[:3] + A[3:])
+
+
+def radial_coordinates(d_b, J_int, qdot):
+    """``(r_cf, e_cf, rdot_cf)``: CoM-foot distance, unit vector (base frame) and its rate
+    through the internal velocity, ``rdot = J_r R_cf J_v^int v`` (seed 003, eqs. 4.23-4.24)."""
+    r = float(np.linalg.norm(d_b))
+    e = d_b / r
+    return r, e, float(e @ (J_int @ qdot))
+
+
+def polar_angle(d):
+    """``alpha_i,cf`` of the world CoM-foot vector ``d`` and its gradient ``J_alpha`` (seed 003,
+    eqs. 4.22-4.23): the angle from the downward vertical, positive about ``PLANE_NORMAL``
+    (foot ahead of the CoM).  ``FORWARD`` and ``UP`` are world x and z."""
+    dx, dz = d[0], d[2]
+    rho2 = dx * dx + dz * dz
+    return math.atan2(dx, -dz), np.array([-dz, 0.0, dx]) / rho2
+
+
+def base_pitch(R):
+    """``theta_ib``: angle from the world forward axis to the base x axis about ``PLANE_NORMAL``."""
+    x = R[:, 0]
+    return math.atan2(x @ UP, x @ FORWARD)
+
+
+# -- control laws (seed 003, eqs. 4.16-4.19) ------------------------------------------------------
+
+def virtual_spring_energy(r, r_des, K_r, alpha, alpha_des, K_p):
+    """Potential of the virtual radial and polar springs, ``K_r (r - r_des)^2 / 2 + K_p (alpha -
+    alpha_des)^2 / 2``, J."""
+    return 0.5 * K_r * (r - r_des) ** 2 + 0.5 * K_p * (alpha - alpha_des) ** 2
+
+
+def energy_pump(E, E_des, r_dot, K_E):
+    """``tau_E = -K_E (E - E_des) rdot_cf`` (seed 003, eq. 4.16)."""
+    return -K_E * (E - E_des) * r_dot
+
+
+def radial_force(r, r_dot, r_des, K_r, D_r, tau_E):
+    """``tau_r = -K_r (r_cf - r_des) - D_r rdot_cf + tau_E`` (seed 003, eqs. 4.16 and 4.18)."""
+    return -K_r * (r - r_des) - D_r * r_dot + tau_E
+
+
+def polar_torque(alpha, alpha_dot, alpha_des, K_p, D_p):
+    """``tau_p = -K_p (alpha - alpha_des) - D_p alpha_dot`` (seed 003, eq. 4.17; zero in flight, 4.19)."""
+    return -K_p * (alpha - alpha_des) - D_p * alpha_dot
+
+
+# -- wrench maps (seed 003, eqs. 4.25-4.26) -------------------------------------------------------
+
+def radial_joint_torque(J_int, e, tau_r):
+    """Radial term of eq. 4.25, ``J_v^int^T R_cf^T J_r^T tau_r``: joint torques only, because
+    ``J^int`` has no base columns (the base wrench of this term is zero)."""
+    return J_int.T @ e * tau_r
+
+
+def polar_wrench_leg(d_b, J_d, R, grad_alpha, tau_p):
+    """Polar term of eq. 4.25 (variant II), ``J_(i o_cf dot)^T J_alpha^T tau_p``.
+
+    ``i o_cf dot = R (omega x d_b + J_d qdot)`` does not depend on the base's linear
+    velocity, so the base force is zero; returns ``(base moment (base frame), joint torques)``.
+    """
+    f_b = R.T @ grad_alpha * tau_p
+    return skew(d_b) @ f_b, J_d.T @ f_b
+
+
+def polar_wrench_locked(A, tau_p):
+    """Polar term of eq. 4.26 (variant III), ``J_(alpha_c dot)^T tau_p`` with
+    ``alpha_c dot = n . (omega + A_omega qdot)``, the locked angular velocity about the normal.
+
+    Returns ``(base moment, joint torques) = (n tau_p, A_omega^T n tau_p)``: in the reduced
+    equations (seed 002, eq. 18) its shape force ``tau - A^T F_b`` is zero, so it acts on the
+    locked (external) velocity only.
+    """
+    moment = BASE_PLANE_NORMAL * tau_p
+    return moment, A[:3].T @ moment
+
+
+class LockedFrameAngle:
+    """``theta_bc(q)`` of the CoM frame aligned with the locked velocity (seed 003, eqs. 3.70-3.76).
+
+    Its rate is the locked angular velocity relative to the base, ``omega_bc = T_omega(q) qdot``
+    with ``T_omega = n . A_omega``.  For one joint the integrability condition (3.73) holds
+    trivially and ``theta_bc(q) = int_q_lo^q T_omega(s) ds``, tabulated once here on
+    ``samples`` points (trapezoid rule with its end correction, error ~1e-10 rad) and
+    interpolated by cubic Hermite polynomials through the values and the exact rates, so that
+    ``d theta_bc / dq`` is ``T_omega`` to ~1e-9.  Several joints are refused: there (3.72)
+    generally fails and the angle is path dependent.
+    """
+
+    def __init__(self, model, q_lo, q_hi, samples=2001):
+        if model.n != 1:
+            raise ModelError(f"controller III needs a path-independent theta_bc(q): implemented "
+                             f"for one joint (seed 003, eq. 3.73), the model has {model.n}")
+        ws = model.create_data()
+        self.q = np.linspace(q_lo, q_hi, samples)
+        self.h = self.q[1] - self.q[0]
+        T = np.empty(samples)
+        for i, qi in enumerate(self.q):
+            ws.q_pin[7:] = qi
+            T[i] = BASE_PLANE_NORMAL @ inertia_blocks(model, ws)[3][:3, 0]
+        dT = np.gradient(T, self.h, edge_order=2)
+        steps = 0.5 * self.h * (T[1:] + T[:-1]) + self.h ** 2 / 12.0 * (dT[:-1] - dT[1:])
+        self.T = T
+        self.theta = np.concatenate([[0.0], np.cumsum(steps)])
+
+    def __call__(self, q):
+        """``theta_bc(q)`` relative to ``theta_bc(q_lo) = 0``, rad."""
+        q = float(np.asarray(q).reshape(-1)[0])
+        if not self.q[0] <= q <= self.q[-1]:
+            raise InputError(f"q = {q} is outside the tabulated range [{self.q[0]}, {self.q[-1]}] "
+                             "of theta_bc")
+        i = min(int((q - self.q[0]) / self.h), len(self.q) - 2)
+        s = (q - self.q[i]) / self.h
+        h00, h10, h01, h11 = (2 * s ** 3 - 3 * s ** 2 + 1, s ** 3 - 2 * s ** 2 + s,
+                              -2 * s ** 3 + 3 * s ** 2, s ** 3 - s ** 2)
+        return float(h00 * self.theta[i] + h10 * self.h * self.T[i]
+                     + h01 * self.theta[i + 1] + h11 * self.h * self.T[i + 1])
+
+
+@dataclass
+class _Geometry:
+    """Everything a control step needs at one shape, from one CRBA and one frame Jacobian."""
+
+    M: np.ndarray          #: generalized inertia in Pinocchio's order ([v; omega] base, then joints)
+    M_b: np.ndarray
+    M_bq: np.ndarray
+    A: np.ndarray
+    c: np.ndarray          #: CoM in the base frame
+    J_c: np.ndarray        #: its Jacobian w.r.t. q (base fixed), 3 x n
+    p_f: np.ndarray        #: foot in the base frame
+    J_f: np.ndarray        #: its Jacobian w.r.t. q (base fixed), 3 x n
+
+
+class HopperController:
+    """The hopping controller of seed 003, Sect. 4.1.5, one :meth:`step` per control tick.
+
+    ``model`` is a :class:`~floating_base_control.model.FloatingBaseModel` with gravity (the
+    energy ``E`` includes the gravity potential, with the floor at height 0); ``foot_frame``
+    names the point foot.  ``gains`` may be replaced between steps (live tuning).
+    """
+
+    def __init__(self, model, gains, foot_frame="foot"):
+        if not model.gravity.any():
+            raise ModelError("the hopping controller needs a model with gravity (its energy E "
+                             "includes the gravity potential)")
+        if not model.pin_model.existFrame(foot_frame):
+            raise ModelError(f"the model has no frame {foot_frame!r} for the foot")
+        self.model = model
+        self.gains = gains
+        self.foot_id = model.pin_model.getFrameId(foot_frame)
+        self.ws = model.create_data()
+        self.contact = ContactDetector(gains)
+        self._theta_bc = None
+        self._alpha_c_offset = None
+        if gains.variant == "III":
+            lo, hi = model.position_limits[0]
+            lo, hi = (lo, hi) if np.isfinite([lo, hi]).all() else (-math.pi, math.pi)
+            self._theta_bc = LockedFrameAngle(model, lo, hi)
+
+    def reset(self, stance=False):
+        """Restart the contact detection in ``stance`` (or flight), e.g. before a new run.
+
+        Variant III's reference for ``alpha_c`` stays: with ``q_ref`` NaN it is the shape of
+        the first step since construction.
+        """
+        self.contact = ContactDetector(self.gains, stance)
+
+    @property
+    def gains(self):
+        return self._gains
+
+    @gains.setter
+    def gains(self, gains):
+        if not isinstance(gains, HopperGains):
+            raise InputError(f"gains must be HopperGains, got {type(gains).__name__}")
+        if hasattr(self, "_gains") and gains.variant != self._gains.variant:
+            raise InputError("the controller variant cannot change while running; build a new controller")
+        self._gains = gains
+        if hasattr(self, "contact"):
+            self.contact.gains = gains
+
+    def geometry(self, q):
+        """Locked inertia, connection, CoM and foot at shape ``q`` (base frame)."""
+        ws, pm, pd = self.ws, self.model.pin_model, self.ws.pin_data
+        ws.q_pin[7:] = q
+        M, M_b, M_bq, A = inertia_blocks(self.model, ws)
+        J = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)
+        p_f = pd.oMf[self.foot_id].translation.copy()
+        m = self.model.mass
+        return _Geometry(M.copy(), M_b.copy(), M_bq.copy(), A, com_in_base(M_b, m),
+                         com_jacobian(M_bq, m), p_f, J[:3, 6:].copy())
+
+    def energy(self, geo, g1, V1, qdot):
+        """Mechanical energy ``E = 1/2 v^T M v + U_g`` with ``v = [V1; qdot]`` and the gravity
+        potential ``-m g . o_ic`` (zero at height 0), J."""
+        v = np.concatenate([V1[3:], V1[:3], qdot])          # Pinocchio's order, as geo.M
+        com = g1[:3, :3] @ geo.c + g1[:3, 3]
+        return float(0.5 * v @ geo.M @ v - self.model.mass * self.model.gravity @ com)
+
+    def step(self, meas):
+        """Joint torques and base wrench for one tick from :class:`HopperMeasurements`."""
+        g = self.gains
+        q, qdot, g1, V1 = _checked(meas, self.model.n)
+        R = g1[:3, :3]
+        stance = self.contact.update(float(meas.t), float(meas.foot_force))
+        geo = self.geometry(q)
+        d_b = geo.p_f - geo.c
+        J_d = geo.J_f - geo.J_c
+        J_int = internal_foot_jacobian(geo.p_f, geo.J_f, geo.A)
+        r, e, r_dot = radial_coordinates(d_b, J_int, qdot)
+        alpha_cf, grad_alpha = polar_angle(R @ d_b)
+        alpha, alpha_dot = self._polar_coordinates(geo, R, d_b, J_d, V1, q, qdot, alpha_cf, grad_alpha)
+        polar_on = stance and g.variant != "I"
+        spring = virtual_spring_energy(r, g.r_des, g.K_r, alpha if polar_on else g.alpha_des,
+                                       g.alpha_des, g.K_p)
+        E = self.energy(geo, g1, V1, qdot) + (spring if g.energy_with_springs else 0.0)
+        tau_E = energy_pump(E, g.E_des, r_dot, g.K_E)
+        D_r = g.D_r_stance if stance else g.D_r_flight
+        tau_r = radial_force(r, r_dot, g.r_des, g.K_r, D_r, tau_E)
+        tau_damping = radial_joint_torque(J_int, e, -D_r * r_dot)
+        tau = radial_joint_torque(J_int, e, tau_r)
+        moment = np.zeros(3)
+        tau_p = 0.0
+        if polar_on:
+            tau_p = polar_torque(alpha, alpha_dot, g.alpha_des, g.K_p, g.D_p)
+            if g.variant == "II":
+                moment, tau_polar = polar_wrench_leg(d_b, J_d, R, grad_alpha, tau_p)
+            else:
+                moment, tau_polar = polar_wrench_locked(geo.A, tau_p)
+            tau = tau + tau_polar
+        return HopperCommand(tau=tau, base_wrench=np.concatenate([moment, np.zeros(3)]), stance=stance,
+                             tau_damping=tau_damping, r_cf=r, r_cf_dot=r_dot, alpha=alpha,
+                             alpha_dot=alpha_dot, alpha_cf=alpha_cf, energy=E, tau_r=tau_r,
+                             tau_E=tau_E, tau_p=tau_p, virtual_spring_energy=spring)
+
+    def _polar_coordinates(self, geo, R, d_b, J_d, V1, q, qdot, alpha_cf, grad_alpha):
+        """``(alpha, alpha_dot)`` of the variant: alpha_i,cf (I, II) or alpha_c (III)."""
+        if self.gains.variant != "III":
+            d_dot = R @ (skew(V1[:3]) @ d_b + J_d @ qdot)
+            return alpha_cf, float(grad_alpha @ d_dot)
+        theta_b = base_pitch(R)
+        if self._alpha_c_offset is None:
+            q_ref = q[0] if math.isnan(self.gains.q_ref) else self.gains.q_ref
+            self._alpha_c_offset = self._leg_angle_in_base(q_ref) - self._theta_bc(q_ref)
+        alpha_c = _wrap(theta_b + self._theta_bc(q) + self._alpha_c_offset)
+        mu_omega = V1[:3] + geo.A[:3] @ qdot            # locked angular velocity (seed 002, Def. 3)
+        return alpha_c, float(BASE_PLANE_NORMAL @ mu_omega)
+
+    def _leg_angle_in_base(self, q):
+        """``alpha_i,cf - theta_ib`` at shape ``q``: alpha_i,cf with the base at zero pitch."""
+        geo = self.geometry(np.atleast_1d(q))
+        return polar_angle(geo.p_f - geo.c)[0]
+
+
+def _checked(meas, n):
+    """``(q, qdot, g1, V1)`` of a measurement as float arrays of the right shapes, all finite.
+
+    The inner loop checks shapes and finiteness at once (not the orthonormality of ``g1``);
+    on failure ``validation`` names the offending field.
+    """
+    q, qdot, g1, V1 = (np.asarray(x, dtype=float) for x in (meas.q, meas.qdot, meas.g1, meas.V1))
+    if (q.shape, qdot.shape, g1.shape, V1.shape) != ((n,), (n,), (4, 4), (6,)) \
+            or not math.isfinite(q.sum() + qdot.sum() + g1.sum() + V1.sum()):
+        check.vector("q", meas.q, n)
+        check.vector("qdot", meas.qdot, n)
+        check.array("g1", meas.g1, (4, 4))
+        check.vector("V1", meas.V1, 6)
+    return q, qdot, g1, V1
+
+
+def _wrap(angle):
+    """``angle`` wrapped to [-pi, pi)."""
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi

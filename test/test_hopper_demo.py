@@ -1,0 +1,40 @@
+"""`fbc demo hopper`: the report files, their keys and units, and errors for bad requests."""
+import csv
+import json
+
+import pytest
+
+from floating_base_control.cli import main
+
+KEYS = ("hops", "fell", "mean_forward_speed", "energy_in_external_J", "energy_in_joint_J",
+        "energy_out_touchdown_J", "energy_out_damping_J", "energy_out_floor_J",
+        "energy_balance_residual_J", "max_flight_rotation_deg")
+
+
+def test_demo_writes_summary_csv_and_plots(tmp_path, capsys):
+    main(["demo", "hopper", "--robot", "prismatic", "--experiment", "III", "--duration", "0.35",
+          "--out", str(tmp_path)])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert all(k in summary for k in KEYS)
+    assert summary["robot"] == "prismatic" and summary["experiment"] == "III" and summary["hops"] == 1
+    assert summary["settings"]["gains"]["K_E"] == 20.0 and summary["settings"]["gravity"] == 9.8
+    assert abs(summary["energy_balance_residual_J"]) < 1e-3
+    with open(tmp_path / "timeseries.csv") as f:
+        rows = list(csv.reader(f))
+    assert rows[0][0] == "t [s]" and "L [N m s]" in rows[0] and len(rows) > 300
+    for name in ("com_trajectory", "momentum", "energies", "energy_flows", "radial_polar_floor"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 10000
+    assert "hops" in capsys.readouterr().out
+
+
+def test_demo_variant_and_errors(tmp_path, capsys):
+    main(["demo", "hopper", "--robot", "revolute", "--experiment", "IV", "--variant", "III",
+          "--duration", "0.05", "--out", str(tmp_path), "--no-plots"])
+    assert json.loads((tmp_path / "summary.json").read_text())["variant"] == "III"
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "hopper", "--robot", "prismatic", "--experiment", "IV", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "no experiment 'IV' for the prismatic hopper" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["demo", "hopper", "--robot", "revolute", "--experiment", "I", "--variant", "II",
+              "--out", str(tmp_path)])
+    assert "under-actuated" in capsys.readouterr().err
