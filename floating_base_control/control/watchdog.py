@@ -16,20 +16,18 @@ SAFE_MODES = ("zero", "damping")
 
 @dataclass
 class WatchdogConfig:
-    """Limits on input age and what to command when inputs are unusable."""
+    """Limits on input age (per input stream) and what to command when inputs are unusable."""
 
-    max_joint_state_age: float = 0.05    #: s since the last valid joint state
-    max_base_pose_age: float = 2.0       #: s since the last valid base pose
+    max_ages: dict                       #: input name -> s since its last valid message
     safe_mode: str = "damping"           #: "zero" torque, or "damping" -safe_damping * qdot
     safe_damping: float = 1.0            #: N m s/rad
 
     def __post_init__(self):
         if self.safe_mode not in SAFE_MODES:
             raise InputError(f"safe_mode must be one of {SAFE_MODES}, got {self.safe_mode!r}")
-        for name in ("max_joint_state_age", "max_base_pose_age", "safe_damping"):
-            value = getattr(self, name)
+        for name, value in [*self.max_ages.items(), ("safe_damping", self.safe_damping)]:
             if not (np.isfinite(value) and value >= 0):
-                raise InputError(f"{name} must be finite and >= 0, got {value}")
+                raise InputError(f"{name} limit must be finite and >= 0, got {value}")
 
 
 class JointStateMapper:
@@ -65,46 +63,37 @@ class JointStateMapper:
 
 
 class Watchdog:
-    """Tracks the freshness and validity of the joint states and of the base pose."""
+    """Tracks the freshness and validity of each input stream (e.g. "joint state", "base pose")."""
 
     def __init__(self, config):
         self.config = config
-        self.joint_time = None          # receive time of the last valid joint state
-        self.pose_time = None
-        self.joint_error = None         # why the last joint state was rejected
-        self.pose_error = None
+        self.time = {}        # name -> receive time of the last valid message
+        self.error = {}       # name -> why the last message was rejected
 
-    def joint_state(self, t, error=None):
-        """Record a joint state received at ``t`` (``error``: why it was rejected, or None)."""
-        self.joint_error = error
+    def received(self, name, t, error=None):
+        """Record a message of input ``name`` received at ``t`` (``error``: why it was rejected)."""
+        self.error[name] = error
         if error is None:
-            self.joint_time = t
+            self.time[name] = t
 
-    def base_pose(self, t, error=None):
-        self.pose_error = error
-        if error is None:
-            self.pose_time = t
+    def fresh(self, name, t):
+        """Whether the last message of ``name`` is valid and not stale at ``t``."""
+        return (self.error.get(name) is None and name in self.time
+                and t - self.time[name] <= self.config.max_ages[name])
 
-    def joint_fresh(self, t):
-        """Whether the last joint state is valid and not stale at ``t``."""
-        return (self.joint_error is None and self.joint_time is not None
-                and t - self.joint_time <= self.config.max_joint_state_age)
+    def age(self, name, t):
+        return t - self.time[name] if name in self.time else None
 
     def reasons(self, t):
         """Why the inputs cannot be used at ``t`` (empty if they can)."""
-        c, out = self.config, []
-        if self.joint_error:
-            out.append(self.joint_error)
-        if self.joint_time is None:
-            out.append("no joint state yet")
-        elif t - self.joint_time > c.max_joint_state_age:
-            out.append(f"joint state stale ({t - self.joint_time:.3f} s > {c.max_joint_state_age:g} s)")
-        if self.pose_error:
-            out.append(self.pose_error)
-        if self.pose_time is None:
-            out.append("no base pose yet")
-        elif t - self.pose_time > c.max_base_pose_age:
-            out.append(f"base pose stale ({t - self.pose_time:.3f} s > {c.max_base_pose_age:g} s)")
+        out = []
+        for name, max_age in self.config.max_ages.items():
+            if self.error.get(name):
+                out.append(self.error[name])
+            if name not in self.time:
+                out.append(f"no {name} yet")
+            elif t - self.time[name] > max_age:
+                out.append(f"{name} stale ({t - self.time[name]:.3f} s > {max_age:g} s)")
         return out
 
 

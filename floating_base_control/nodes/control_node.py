@@ -1,0 +1,188 @@
+"""What the package's controller nodes share: parameters, lifecycle, safety, diagnostics.
+
+A controller node is a lifecycle node with one control step per timer tick.
+This base class declares its parameters from :class:`~.params.ParamSpec`s
+(descriptions, ranges, read-only flags: rqt_reconfigure sliders), validates
+changes and hands accepted ones to the subclass between ticks, runs the timer
+only while active, and around every tick: asks the subclass whether its inputs
+are usable, sends the safe command when they are not (or when the control law
+returns anything non-finite), logs and reports the reasons on ``/diagnostics``
+and resumes when the inputs are good again.  It also keeps the loop statistics
+(rate, period, compute time, input age) and an optional per-tick timing log.
+
+Subclasses implement ``configure``, ``apply_parameters``, ``input_reasons``,
+``control``, ``on_fault``, ``safe_commands``, ``publish_commands``,
+``input_age`` and ``diagnostic_values``.
+"""
+import time
+from collections import deque
+
+import numpy as np
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+
+from . import messages as m
+
+
+class ControlNode(LifecycleNode):
+    def __init__(self, name, specs, **kwargs):
+        super().__init__(name, **kwargs)
+        self.specs = {s.name: s for s in specs}
+        for spec in specs:
+            if not self.has_parameter(spec.name):
+                self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
+        self.configured = self.active = False
+        self.add_on_set_parameters_callback(self._validate)
+        self.add_post_set_parameters_callback(lambda params: self.configured and self.apply_parameters())
+
+    def start(self):
+        """Configure and activate now if the ``autostart`` parameter says so (end of ``__init__``)."""
+        if self._p("autostart"):
+            self.trigger_configure()
+            self.trigger_activate()
+
+    def _p(self, name):
+        return self.get_parameter(name).value
+
+    # -- parameters -------------------------------------------------------------------
+
+    def _validate(self, params):
+        for p in params:
+            spec = self.specs.get(p.name)
+            if spec is not None and spec.choices and p.value not in spec.choices:
+                reason = f"{p.name} must be one of {list(spec.choices)}, got {p.value!r}"
+            else:
+                reason = self.check_parameter(p)
+            if reason:
+                return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def check_parameter(self, p):
+        """Why the new value of parameter ``p`` is not acceptable (``None`` if it is)."""
+        return None
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def on_configure(self, state):
+        self._before = (set(self.publishers), set(self.subscriptions), set(self.timers))
+        self.stats = LoopStats(keep_all=bool(self._p("timing_log")))
+        self.reasons, self.tick = [], 0
+        self.diag_pub = self.create_publisher(m.DiagnosticArray, "/diagnostics", 10)
+        self.diag_timer = self.create_timer(1.0 / self._p("diagnostics_rate_hz"), self._publish_diagnostics)
+        self.configure()
+        self.configured = True
+        self.apply_parameters()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state):
+        self.timer = self.create_timer(1.0 / self._p("control_rate_hz"), self._tick)
+        self.active = True
+        return super().on_activate(state)
+
+    def on_deactivate(self, state):
+        self.destroy_timer(self.timer)
+        self.active = False
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state):
+        """Destroy what ``on_configure`` created (publishers, subscriptions, timers)."""
+        publishers, subscriptions, timers = self._before
+        for pub in set(self.publishers) - publishers:
+            self.destroy_publisher(pub)
+        for sub in set(self.subscriptions) - subscriptions:
+            self.destroy_subscription(sub)
+        for timer in set(self.timers) - timers:
+            self.destroy_timer(timer)
+        self.configured = False
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state):
+        return TransitionCallbackReturn.SUCCESS
+
+    def destroy_node(self):
+        if self.configured and self._p("timing_log"):
+            self.stats.write(self._p("timing_log"))
+        super().destroy_node()
+
+    # -- the control tick -------------------------------------------------------------
+
+    def now(self):
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _tick(self):
+        started = time.perf_counter()
+        now = self.now()
+        reasons = self.input_reasons(now)
+        commands = None
+        if not reasons:
+            commands = self.control(now)
+            if not all(np.isfinite(c).all() for c in commands):
+                reasons, commands = ["the control law produced a non-finite command"], None
+        if commands is None:
+            self.on_fault(now)
+            commands = self.safe_commands(now)
+        self._report_transition(reasons)
+        self.publish_commands(commands)
+        self.tick += 1
+        self.stats.record(now, self.input_age(now), self.saturated if not reasons else False,
+                          time.perf_counter() - started)
+
+    def _report_transition(self, reasons):
+        if reasons:
+            self.get_logger().warning(f"safe command: {'; '.join(reasons)}", throttle_duration_sec=1.0)
+        elif self.reasons:
+            self.get_logger().info("inputs usable again: control resumed")
+        changed = bool(reasons) != bool(self.reasons)
+        self.reasons = reasons
+        if changed:
+            self._publish_diagnostics()
+
+    def _publish_diagnostics(self):
+        if not self.configured:
+            return
+        s = self.stats.summary()
+        values = {"active": self.active, "safe_command_reasons": "; ".join(self.reasons) or "none",
+                  "loop_rate_hz": s["rate_hz"], "period_p99_ms": s["period_p99_ms"],
+                  "period_max_ms": s["period_max_ms"], "compute_p99_ms": s["compute_p99_ms"],
+                  "input_age_ms": s["age_ms"], "saturation_fraction": s["saturated"],
+                  **self.diagnostic_values()}
+        level = m.WARN if self.reasons else m.OK
+        message = "safe command: " + "; ".join(self.reasons) if self.reasons else "controlling"
+        self.diag_pub.publish(m.diagnostic_array(self.get_clock().now().to_msg(),
+                                                 f"{self.get_name()}: control loop",
+                                                 self.get_fully_qualified_name(), level, message, values))
+
+
+class LoopStats:
+    """Tick period, compute time, input age and saturation over the last ticks (and, if
+    ``keep_all``, of every tick, for a timing log)."""
+
+    def __init__(self, window=2000, keep_all=False):
+        self.times, self.ages, self.sat, self.compute = (deque(maxlen=window) for _ in range(4))
+        self.all = [] if keep_all else None
+
+    def record(self, t, age, saturated, compute):
+        self.times.append(t)
+        self.ages.append(age)
+        self.sat.append(saturated)
+        self.compute.append(compute)
+        if self.all is not None:
+            self.all.append((t, compute, age))
+
+    def write(self, path):
+        """CSV of every tick: time, compute time, input age (s)."""
+        np.savetxt(path, np.array(self.all).reshape(-1, 3), delimiter=",", header="t,compute_s,joint_state_age_s",
+                   comments="")
+
+    def summary(self):
+        if len(self.times) < 3:
+            return dict(rate_hz=0.0, period_p99_ms=float("nan"), period_max_ms=float("nan"),
+                        compute_p99_ms=float("nan"), age_ms=float("nan"), saturated=0.0)
+        periods = np.diff(self.times) * 1e3
+        ages = np.array(self.ages)
+        ages = ages[np.isfinite(ages)]
+        return dict(rate_hz=(len(self.times) - 1) / (self.times[-1] - self.times[0]),
+                    period_p99_ms=float(np.percentile(periods, 99)), period_max_ms=float(periods.max()),
+                    compute_p99_ms=float(np.percentile(self.compute, 99)) * 1e3,
+                    age_ms=float(ages.mean()) * 1e3 if ages.size else float("nan"),
+                    saturated=float(np.mean(self.sat)))
