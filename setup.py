@@ -51,6 +51,8 @@ setup(
             "fbc = floating_base_control.cli:main",
             "floating_base_controller = floating_base_control.nodes.controller_node:main",
             "mujoco_sim = floating_base_control.nodes.sim_node:main",
+            "hopper_controller = floating_base_control.nodes.hopper_controller_node:main",
+            "hopper_sim = floating_base_control.nodes.hopper_sim_node:main",
         ],
     },
 )

@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from floating_base_control import FloatingBaseModel
-from floating_base_control.nodes.params import controller_params, sim_params
+from floating_base_control.nodes.params import (controller_params, hopper_controller_params, hopper_sim_params,
+                                                sim_params)
 from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.sim.orbital import OrbitalScenario
 
@@ -38,7 +39,9 @@ def specs():
     m = FloatingBaseModel.from_urdf(orbital_robot_urdf())
     return {"floating_base_controller": {s.name: s for s in controller_params(m.joint_names, m.position_limits,
                                                                               m.effort_limits)},
-            "mujoco_sim": {s.name: s for s in sim_params()}}
+            "mujoco_sim": {s.name: s for s in sim_params()},
+            "hopper_controller": {s.name: s for s in hopper_controller_params()},
+            "hopper_sim": {s.name: s for s in hopper_sim_params()}}
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +49,13 @@ def config():
     return yaml.safe_load((ROOT / "config" / "orbital_robot.yaml").read_text())
 
 
-def test_every_configured_parameter_is_declared_with_its_type(config, specs):
-    for node, section in config.items():
+@pytest.mark.parametrize("name", ["orbital_robot.yaml", "hopper.yaml"])
+def test_every_configured_parameter_is_declared_with_its_type(name, specs):
+    for node, section in yaml.safe_load((ROOT / "config" / name).read_text()).items():
         for name, value in flatten(section["ros__parameters"]).items():
+            if name == "use_sim_time":                      # declared by rclpy itself
+                assert isinstance(value, bool)
+                continue
             spec = specs[node].get(name)
             assert spec is not None, f"{node}: {name} is not a parameter of the node"
             assert type(value) is type(spec.default), f"{node}: {name} = {value!r} but declared as {spec.default!r}"
@@ -98,11 +105,11 @@ def test_launch_file_executables_parameters_and_files_exist(path, specs):
     assert ours, "launches none of the package's nodes"
     for _, executable, params, remaps in ours:
         assert executable in scripts, f"{executable} is not a console script"
-        node = {"floating_base_controller": "floating_base_controller", "mujoco_sim": "mujoco_sim"}[executable]
+        node = executable
         for d in params:
             for name in d:
                 assert name == "use_sim_time" or name in specs[node], f"{path.name}: {name} not declared by {node}"
-        topics = {specs[node][k].default for k in ("joint_states_topic", "base_pose_topic", "command_topic")}
+        topics = {spec.default for name, spec in specs[node].items() if name.endswith("_topic")}
         for source in remaps:
             assert source in topics, f"{path.name}: remaps {source}, which {node} does not use"
     for relative in re.findall(r'"(config|urdf|worlds)", "([\w.]+)"', path.read_text()):

@@ -12,7 +12,10 @@ and resumes when the inputs are good again.  It also keeps the loop statistics
 
 Subclasses implement ``configure``, ``apply_parameters``, ``input_reasons``,
 ``control``, ``on_fault``, ``safe_commands``, ``publish_commands``,
-``input_age`` and ``diagnostic_values``.
+``input_age`` and ``diagnostic_values``.  A subclass whose step must follow
+each new set of inputs sets ``tick_on_input`` and calls :meth:`input_tick`
+when one is complete; the timer then only ticks (with the safe command) when
+inputs stop arriving.
 """
 import time
 from collections import deque
@@ -32,6 +35,8 @@ class ControlNode(LifecycleNode):
             if not self.has_parameter(spec.name):
                 self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
         self.configured = self.active = False
+        self.tick_on_input = False
+        self.last_tick = -np.inf
         self.add_on_set_parameters_callback(self._validate)
         self.add_post_set_parameters_callback(lambda params: self.configured and self.apply_parameters())
 
@@ -75,9 +80,19 @@ class ControlNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state):
-        self.timer = self.create_timer(1.0 / self._p("control_rate_hz"), self._tick)
+        period = 1.0 / self._p("control_rate_hz")
+        self.timer = self.create_timer(period, self._watchdog_tick if self.tick_on_input else self._tick)
         self.active = True
         return super().on_activate(state)
+
+    def input_tick(self):
+        """A complete new set of inputs arrived: one control step now (``tick_on_input``)."""
+        if self.active:
+            self._tick()
+
+    def _watchdog_tick(self):
+        if self.now() - self.last_tick > 2.0 / self._p("control_rate_hz"):
+            self._tick()
 
     def on_deactivate(self, state):
         self.destroy_timer(self.timer)
@@ -124,6 +139,7 @@ class ControlNode(LifecycleNode):
         self._report_transition(reasons)
         self.publish_commands(commands)
         self.tick += 1
+        self.last_tick = now
         self.stats.record(now, self.input_age(now), self.saturated if not reasons else False,
                           time.perf_counter() - started)
 

@@ -103,3 +103,91 @@ def sim_params():
                   (0.001, 10.0), **ro),
         ParamSpec("seed", 0, "noise seed", **ro),
     ]
+
+
+def _hopper_structural():
+    ro = dict(read_only=True)
+    return [
+        ParamSpec("robot", "revolute", "which hopper of seed 003: urdf/hopper_<robot>.urdf",
+                  choices=("prismatic", "revolute"), **ro),
+        ParamSpec("urdf", "", "URDF of the hopper; empty: the package's URDF of 'robot'", **ro),
+        ParamSpec("gravity", 9.81, "g (m/s^2): the thesis' revolute tables imply 9.81, the prismatic 9.8",
+                  (0.0, 30.0), **ro),
+        ParamSpec("joints", [""], "joint names in command order; [''] = the URDF's", **ro),
+        ParamSpec("world_frame", "world", "inertial frame of the base odometry", **ro),
+        ParamSpec("base_frame", "base_link", "the floating base link", **ro),
+        ParamSpec("joint_states_topic", "/joint_states", "sensor_msgs/JointState", **ro),
+        ParamSpec("base_odometry_topic", "/base_odometry", "nav_msgs/Odometry: base pose and body twist", **ro),
+        ParamSpec("foot_force_topic", "/foot_force", "geometry_msgs/WrenchStamped: force.z is the normal "
+                  "ground reaction at the foot (N)", **ro),
+        ParamSpec("command_topic", "/effort_controller/commands", "std_msgs/Float64MultiArray joint efforts",
+                  **ro),
+        ParamSpec("base_torque_topic", "/base_torque_controller/commands", "std_msgs/Float64MultiArray "
+                  "[base torque about the plane normal, N m] (the actuated base torque of the polar spring)",
+                  **ro),
+    ]
+
+
+def hopper_controller_params():
+    """Parameters of ``hopper_controller``: the fields of ``HopperGains`` (live) and structure."""
+    from ..control.hopper import VARIANTS, HopperGains
+    g = HopperGains()
+    live = [
+        ("K_r", (0.0, 1e5), "radial stiffness, eq. 4.16 (N/m)"),
+        ("D_r_flight", (0.0, 1e3), "radial damping in flight (N s/m)"),
+        ("D_r_stance", (0.0, 1e3), "radial damping in stance (N s/m)"),
+        ("r_des", (0.0, 1.0), "radial rest length r_cf^des (m)"),
+        ("K_p", (0.0, 1e3), "polar stiffness, stance only, eq. 4.17 (N m/rad)"),
+        ("D_p", (0.0, 1e2), "polar damping, stance only (N m s/rad)"),
+        ("alpha_des", (-1.5, 1.5), "polar set-point (rad)"),
+        ("K_E", (0.0, 1e3), "energy pump gain, eq. 4.16 (N s/(J m))"),
+        ("E_des", (0.0, 1e3), "desired mechanical energy (J)"),
+        ("touchdown_force", (0.0, 1e3), "stance begins above this foot force (N)"),
+        ("liftoff_force", (0.0, 1e3), "flight begins below this foot force (N)"),
+        ("min_phase_time", (0.0, 0.1), "a contact phase lasts at least this long (s)"),
+    ]
+    ro = dict(read_only=True)
+    return _hopper_structural() + [
+        ParamSpec("foot_frame", "foot", "the point foot's frame in the URDF", **ro),
+        ParamSpec("variant", "II", "polar controller: I radial only, II polar on alpha_i,cf, III polar on the "
+                  "locked-velocity CoM frame (seed 003, 4.1.5)", choices=VARIANTS, **ro),
+        ParamSpec("control_rate_hz", 1000.0, "control ticks per second", (10.0, 20000.0), **ro),
+        ParamSpec("diagnostics_rate_hz", 2.0, "rate of /diagnostics", (0.1, 50.0), **ro),
+        ParamSpec("autostart", True, "configure and activate at start", **ro),
+        ParamSpec("timing_log", "", "if set: per-tick timing CSV written at shutdown", **ro),
+        ParamSpec("energy_with_springs", g.energy_with_springs, "the energy E includes the virtual springs"),
+        *[ParamSpec(name, float(getattr(g, name)), text, rng) for name, rng, text in live],
+        ParamSpec("q_ref", g.q_ref, "variant III: shape where alpha_c = alpha_i,cf (rad or m); NaN: the "
+                  "first measured shape"),
+        ParamSpec("base_torque_limit", 20.0, "limit of the base torque (N m)", (0.0, 1e3)),
+        ParamSpec("watchdog.max_joint_state_age", 0.01, "joint states older than this (s): zero command",
+                  (0.0001, 10.0)),
+        ParamSpec("watchdog.max_odometry_age", 0.01, "odometry older than this (s): zero command", (0.0001, 10.0)),
+        ParamSpec("watchdog.max_foot_force_age", 0.01, "foot force older than this (s): zero command",
+                  (0.0001, 10.0)),
+    ]
+
+
+def hopper_sim_params():
+    """Parameters of ``hopper_sim`` (read-only: they define the simulated hopper)."""
+    ro = dict(read_only=True)
+    return _hopper_structural() + [
+        ParamSpec("physics_rate_hz", 10000.0, "MuJoCo steps per second (implicitfast)", (100.0, 50000.0), **ro),
+        ParamSpec("publish_rate_hz", 1000.0, "joint states, odometry and foot force per second",
+                  (10.0, 10000.0), **ro),
+        ParamSpec("floor", "viscoelastic", "viscoelastic (seed 003, eqs. 4.13-4.14) or MuJoCo's contact",
+                  choices=("viscoelastic", "mujoco"), **ro),
+        ParamSpec("floor_K", 10000.0, "floor stiffness (N/m)", (0.0, 1e7), **ro),
+        ParamSpec("floor_D", 1000.0, "floor damping (N s/m)", (0.0, 1e6), **ro),
+        ParamSpec("base", "planar", "MuJoCo base joint: planar (exact plane) or free (3D)",
+                  choices=("planar", "free"), **ro),
+        ParamSpec("initial_state", [0.0, 0.3, -2.5174, 1.7802, 0.0, 0.0, 0.0, 0.0],
+                  "thesis coordinates (o^x_b, o^y_b, theta_ib, q1, v^x_b, v^y_b, omega_ib, qdot1)", **ro),
+        ParamSpec("command_timeout", 0.05, "zero torque when the last command is older (simulated s)",
+                  (0.0001, 10.0), **ro),
+        ParamSpec("real_time_factor", 1.0, "simulated seconds per wall second (at most; /clock carries the "
+                  "simulated time)", (0.01, 10.0), **ro),
+        ParamSpec("lockstep", True, "after publishing a state, wait for the joint efforts before stepping on",
+                  **ro),
+        ParamSpec("lockstep_timeout", 0.1, "longest wait for a command in lockstep (wall s)", (0.001, 10.0), **ro),
+    ]

@@ -196,6 +196,18 @@ class HopperPlant:
         return self._work(v0, d.qvel, np.asarray(tau, float),
                           np.zeros(len(tau)) if tau_damping is None else np.asarray(tau_damping, float))
 
+    def advance(self, tau, base_torque):
+        """One step with these torques, without sensors or energy bookkeeping (for a real-time
+        simulator node); the floor is the same as in :meth:`step`."""
+        m, d = self.model, self.data
+        mujoco.mj_step1(m, d)
+        if self.floor_act is not None:
+            mujoco.mj_jacSite(m, d, self._jac, None, self.foot_site)
+            self._update_floor(d.site_xpos[self.foot_site], self._jac @ d.qvel)
+        d.ctrl[self.plant.act_idx] = tau
+        d.ctrl[self.base_act] = base_torque
+        mujoco.mj_step2(m, d)
+
     def _update_floor(self, foot, foot_vel):
         """Switch the floor on while the foot is at or below z = 0; anchor it where the foot
         crossed the surface (eqs. 4.13-4.14 with the sign fixed)."""

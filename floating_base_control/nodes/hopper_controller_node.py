@@ -1,0 +1,172 @@
+"""``hopper_controller``: the hopping controller of seed 003 (Feurstein 2021, 4.1.5) as a ROS 2 node.
+
+Subscribes  joint states (sensor_msgs/JointState, by name), base odometry
+            (nav_msgs/Odometry: pose and body twist) and the foot force
+            (geometry_msgs/WrenchStamped, ``force.z`` = normal ground reaction).
+Publishes   joint efforts (std_msgs/Float64MultiArray, ros2_control
+            forward_command_controller convention), the base torque of the
+            polar spring (std_msgs/Float64MultiArray, one value, N m about the
+            plane normal) and ``/diagnostics``.
+
+Each control step follows a complete set of inputs with one time stamp (joint
+state, odometry, foot force; ``tick_on_input``): the hopper's stiff virtual
+springs become unstable with one millisecond of extra delay.  If the inputs
+stop, the timer sends the safe command.
+The gains are the fields of :class:`~floating_base_control.control.hopper.HopperGains`,
+tunable live (validated by ``HopperGains`` itself, e.g. the contact hysteresis
+needs ``liftoff_force < touchdown_force``); the variant is fixed at start.
+Lifecycle and safety: ``control_node.py`` (the safe command is zero effort).
+"""
+from dataclasses import fields
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..control.hopper import HopperController, HopperGains, HopperMeasurements
+from ..control.watchdog import JointStateMapper, Watchdog, WatchdogConfig
+from ..conventions import twist_from_msg
+from ..model import FloatingBaseModel
+from ..sim.hopper import hopper_urdf
+from ..validation import FloatingBaseError, InputError
+from . import messages as m
+from .control_node import ControlNode
+from .params import hopper_controller_params
+
+NAME = "hopper_controller"
+GAIN_FIELDS = [f.name for f in fields(HopperGains)]
+INPUTS = {"joint state": "watchdog.max_joint_state_age", "base odometry": "watchdog.max_odometry_age",
+          "foot force": "watchdog.max_foot_force_age"}
+
+
+class HopperControllerNode(ControlNode):
+    def __init__(self, **kwargs):
+        super().__init__(NAME, hopper_controller_params(), **kwargs)
+        urdf = self._p("urdf") or hopper_urdf(self._p("robot"))
+        self.model = FloatingBaseModel.from_urdf(urdf, gravity=(0.0, 0.0, -self._p("gravity")))
+        joints = [j for j in self._p("joints") if j] or list(self.model.joint_names)
+        if sorted(joints) != sorted(self.model.joint_names):
+            raise FloatingBaseError(f"parameter joints {joints} must list the URDF's joints "
+                                    f"{list(self.model.joint_names)}")
+        self.out_index = [self.model.joint_names.index(j) for j in joints]
+        self.tick_on_input = True
+        self.stamps = {}
+        self.start()
+
+    def _gains(self, overrides=None):
+        values = {name: self._p(name) for name in GAIN_FIELDS}
+        values.update(overrides or {})
+        return HopperGains(**values)
+
+    def check_parameter(self, p):
+        if p.name in GAIN_FIELDS:
+            try:
+                self._gains({p.name: p.value})
+            except InputError as exc:
+                return str(exc)
+        return None
+
+    def configure(self):
+        self.controller = HopperController(self.model, self._gains(), self._p("foot_frame"))
+        self.watchdog = Watchdog(None)
+        self.mapper = JointStateMapper(self.model.joint_names)
+        self.q = self.qdot = self.g1 = self.V1 = self.joint_stamp = None
+        self.force, self.saturated = 0.0, False
+        self.cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("command_topic"), 10)
+        self.base_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("base_torque_topic"), 10)
+        self.cmd, self.base_cmd = Float64MultiArray(), Float64MultiArray()
+        self.create_subscription(JointState, self._p("joint_states_topic"), self._on_joints, m.LATEST_ONLY)
+        self.create_subscription(Odometry, self._p("base_odometry_topic"), self._on_odometry, m.LATEST_ONLY)
+        self.create_subscription(WrenchStamped, self._p("foot_force_topic"), self._on_force, m.LATEST_ONLY)
+
+    def apply_parameters(self):
+        self.controller.gains = self._gains()
+        self.limits = self.model.effort_limits
+        self.base_limit = self._p("base_torque_limit")
+        self.watchdog.config = WatchdogConfig({name: self._p(param) for name, param in INPUTS.items()}, "zero")
+
+    # -- inputs -----------------------------------------------------------------------
+
+    def _on_joints(self, msg):
+        now = self.now()
+        try:
+            self.q, self.qdot = self.mapper.map(msg.name, msg.position, msg.velocity)
+            self.joint_stamp = m.stamp_to_seconds(msg.header.stamp) or now
+            self.watchdog.received("joint state", now)
+            self._arrived("joint state", msg)
+        except FloatingBaseError as exc:
+            self.watchdog.received("joint state", now, str(exc))
+
+    def _on_odometry(self, msg):
+        now = self.now()
+        try:
+            g1 = m.pose_from_msg(msg.pose.pose)
+            V1 = twist_from_msg(msg.twist.twist)
+            if not np.isfinite(V1).all():
+                raise InputError("base odometry has a non-finite twist")
+        except FloatingBaseError as exc:
+            self.watchdog.received("base odometry", now, str(exc))
+            return
+        self.g1, self.V1 = g1, V1
+        self.watchdog.received("base odometry", now)
+        self._arrived("base odometry", msg)
+
+    def _on_force(self, msg):
+        now = self.now()
+        force = msg.wrench.force.z
+        if not np.isfinite(force):
+            self.watchdog.received("foot force", now, "foot force is not finite")
+            return
+        self.force = max(float(force), 0.0)
+        self.watchdog.received("foot force", now)
+        self._arrived("foot force", msg)
+
+    def _arrived(self, name, msg):
+        """Step once all inputs carry the same new stamp."""
+        self.stamps[name] = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        if len(self.stamps) == len(INPUTS) and len(set(self.stamps.values())) == 1:
+            self.stamps.clear()
+            self.input_tick()
+
+    def input_reasons(self, now):
+        return self.watchdog.reasons(now)
+
+    def input_age(self, now):
+        return now - self.joint_stamp if self.joint_stamp else np.nan
+
+    # -- control ----------------------------------------------------------------------
+
+    def control(self, now):
+        cmd = self.controller.step(HopperMeasurements(now, self.q, self.qdot, self.g1, self.V1, self.force))
+        tau = np.clip(cmd.tau, -self.limits, self.limits)
+        base = np.clip([cmd.base_torque], -self.base_limit, self.base_limit)
+        self.saturated = bool((tau != cmd.tau).any() or base[0] != cmd.base_torque)
+        return [tau, base]
+
+    def on_fault(self, now):
+        pass
+
+    def safe_commands(self, now):
+        return [np.zeros(self.model.n), np.zeros(1)]
+
+    def publish_commands(self, commands):
+        tau, base = commands
+        self.cmd.data = tau[self.out_index].tolist()
+        self.cmd_pub.publish(self.cmd)
+        self.base_cmd.data = base.tolist()
+        self.base_pub.publish(self.base_cmd)
+
+    def diagnostic_values(self):
+        now = self.now()
+        return {"stance": self.controller.contact.stance, "variant": self.controller.gains.variant,
+                **{f"{name.replace(' ', '_')}_age_s": self.watchdog.age(name, now) for name in INPUTS}}
+
+
+def main(args=None):
+    m.spin(HopperControllerNode, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""``hopper_sim``: a seed 003 hopper simulated by MuJoCo (viscoelastic floor) behind hardware topics.
+
+Publishes   joint states (sensor_msgs/JointState), base odometry (nav_msgs/Odometry:
+            pose and body twist, as an IMU-plus-kinematics estimator would give them)
+            and the foot force (geometry_msgs/WrenchStamped, ``force.z`` = normal
+            ground reaction), at ``publish_rate_hz``.
+Subscribes  joint efforts and the base torque (std_msgs/Float64MultiArray); a
+            command older than ``command_timeout`` is replaced by zero.
+The physics runs at ``physics_rate_hz`` (the floor is stiff).  Simulated time is
+published on ``/clock`` and stamps every message: run the controller with
+``use_sim_time: true`` (config/hopper.yaml does), and the loop is consistent at
+any speed; the simulator advances at ``real_time_factor`` times the wall clock
+(or slower, if the machine cannot keep up).  With ``lockstep`` (default) it waits,
+after publishing the state at ``t``, for the controller's commands before it
+steps on (at most ``lockstep_timeout`` of wall time, then zero torque): the
+hopper's stiff springs do not tolerate the few milliseconds of extra delay an
+unsynchronized loop of two Python processes adds.
+"""
+import time
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from ..conventions import fill_pose_msg, fill_twist_msg
+from ..model import FloatingBaseModel
+from ..sim.hopper import HopperPlant, hopper_urdf, planar_pose, planar_twist
+from . import messages as m
+from .params import hopper_sim_params
+
+class HopperSimNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__("hopper_sim", **kwargs)
+        for spec in hopper_sim_params():
+            self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
+        p = self._p
+        urdf = p("urdf") or hopper_urdf(p("robot"))
+        self.model = FloatingBaseModel.from_urdf(urdf, gravity=(0.0, 0.0, -p("gravity")))
+        joints = [j for j in p("joints") if j] or list(self.model.joint_names)
+        self.cmd_index = [joints.index(j) for j in self.model.joint_names]
+        self.dt = 1.0 / p("physics_rate_hz")
+        self.plant = HopperPlant(self.model, urdf, floor=p("floor"), base=p("base"), timestep=self.dt,
+                                 floor_K=p("floor_K"), floor_D=p("floor_D"))
+        x, y, th, q, vx, vy, w, qd = p("initial_state")
+        self.plant.set_state(planar_pose(x, y, th), np.array([q]), planar_twist(vx, vy, w), np.array([qd]))
+        self.tau, self.base_torque = np.zeros(self.model.n), 0.0
+        self.cmd_time = self.base_time = -np.inf
+        self.timeout = p("command_timeout")
+        self.steps = 0
+        self.per_tick = max(1, round(p("physics_rate_hz") / p("publish_rate_hz")))
+        self.lockstep, self.lockstep_timeout = p("lockstep"), p("lockstep_timeout")
+        self.commanded, self.waiting_since = True, None     # a command since the last published state
+        self.world, self.base = p("world_frame"), p("base_frame")
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10)
+        self.joint_pub = self.create_publisher(JointState, p("joint_states_topic"), 10)
+        self.odom_pub = self.create_publisher(Odometry, p("base_odometry_topic"), 10)
+        self.force_pub = self.create_publisher(WrenchStamped, p("foot_force_topic"), 10)
+        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, m.LATEST_ONLY)
+        self.create_subscription(Float64MultiArray, p("base_torque_topic"), self._on_base_torque, m.LATEST_ONLY)
+        self.joint_msg = JointState(name=list(self.model.joint_names))
+        self.create_timer(1.0 / (p("publish_rate_hz") * p("real_time_factor")), self._tick)
+
+    def _p(self, name):
+        return self.get_parameter(name).value
+
+    @property
+    def t(self):
+        return self.steps * self.dt
+
+    def _on_command(self, msg):
+        tau = np.asarray(msg.data, dtype=float)
+        if tau.size == self.model.n and np.isfinite(tau).all():
+            self.tau, self.cmd_time, self.commanded = tau[self.cmd_index], self.t, True
+        else:
+            self.get_logger().warning(f"ignoring effort command {list(msg.data)}", throttle_duration_sec=1.0)
+
+    def _on_base_torque(self, msg):
+        if len(msg.data) == 1 and np.isfinite(msg.data[0]):
+            self.base_torque, self.base_time = float(msg.data[0]), self.t
+        else:
+            self.get_logger().warning(f"ignoring base torque command {list(msg.data)}", throttle_duration_sec=1.0)
+
+    def _tick(self):
+        if self.lockstep and not self.commanded:
+            now = time.monotonic()
+            self.waiting_since = self.waiting_since or now
+            if now - self.waiting_since < self.lockstep_timeout:
+                return
+        self.commanded, self.waiting_since = False, None
+        tau = self.tau if self.t - self.cmd_time <= self.timeout else np.zeros(self.model.n)
+        base = self.base_torque if self.t - self.base_time <= self.timeout else 0.0
+        for _ in range(self.per_tick):
+            self.plant.advance(tau, base)
+        self.steps += self.per_tick
+        meas = self.plant.sense()
+        stamp = m.seconds_to_stamp(self.t)
+        self.clock_pub.publish(Clock(clock=stamp))
+        msg = self.joint_msg
+        msg.header.stamp = stamp
+        msg.position, msg.velocity, msg.effort = meas.q.tolist(), meas.qdot.tolist(), tau.tolist()
+        self.joint_pub.publish(msg)
+        odom = Odometry()
+        odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, self.world, self.base
+        fill_pose_msg(odom.pose.pose, meas.g1)
+        fill_twist_msg(odom.twist.twist, meas.V1)
+        self.odom_pub.publish(odom)
+        force = WrenchStamped()
+        force.header.stamp, force.header.frame_id = stamp, "foot"
+        force.wrench.force.z = float(meas.foot_force)
+        self.force_pub.publish(force)
+
+
+def main(args=None):
+    m.spin(HopperSimNode, args)
+
+
+if __name__ == "__main__":
+    main()

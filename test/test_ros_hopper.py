@@ -1,0 +1,52 @@
+"""hopper_sim + hopper_controller as two processes with config/hopper.yaml (seed 003, Exp VI)."""
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ros_harness = pytest.importorskip("ros_harness")
+
+from nav_msgs.msg import Odometry  # noqa: E402
+
+from floating_base_control.nodes.demo import local_env, node_command  # noqa: E402
+
+CONFIG = str(Path(__file__).resolve().parents[1] / "config" / "hopper.yaml")
+
+
+@pytest.fixture(scope="module")
+def hopper():
+    domain = ros_harness.domain_for(__name__)
+    procs = [subprocess.Popen(node_command(module, CONFIG), env=local_env(domain), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+             for module in ("hopper_controller_node", "hopper_sim_node")]
+    client = ros_harness.Client(domain, [])
+    client.odometry = []
+    client.node.create_subscription(Odometry, "/base_odometry", client.odometry.append, 1000)
+    yield client
+    client.close()
+    for p in procs:
+        output = ros_harness.stop(p)
+        assert "Traceback" not in output, output
+
+
+def test_the_hopper_hops_over_ros(hopper):
+    assert hopper.wait_for(lambda: len(hopper.odometry) > 10, timeout=30.0), "no odometry"
+    hopper.spin(8.0)
+    z = np.array([o.pose.pose.position.z for o in hopper.odometry])
+    t = np.array([o.header.stamp.sec + o.header.stamp.nanosec * 1e-9 for o in hopper.odometry])
+    assert t[-1] - t[0] > 1.5, f"only {t[-1] - t[0]:.2f} s simulated"
+    assert z.min() > 0.05 and z.max() < 0.4, (z.min(), z.max())       # hopping, not fallen, not thrown
+    lifts = np.sum(np.diff((z > 0.2).astype(int)) == 1)
+    assert lifts >= 2, f"{lifts} flights"
+
+
+def test_gains_are_live_parameters_checked_by_the_controller(hopper):
+    (result,) = hopper.set_parameters("/hopper_controller", K_r=1e9)
+    assert not result.successful and "out of range" in result.reason.lower()
+    (result,) = hopper.set_parameters("/hopper_controller", liftoff_force=5.0)
+    assert not result.successful and "hysteresis" in result.reason
+    (result,) = hopper.set_parameters("/hopper_controller", variant="I")
+    assert not result.successful                                        # read-only
+    (result,) = hopper.set_parameters("/hopper_controller", K_p=5.0)
+    assert result.successful
