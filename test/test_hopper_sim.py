@@ -177,3 +177,23 @@ def test_controllers_ii_and_iii_coincide_on_the_prismatic_hopper():
     assert runs[0]["base_torque"].any()
     for key in ("com_z", "q", "alpha_cf", "tau", "base_torque"):
         assert abs(runs[0][key] - runs[1][key]).max() < 1e-9, key
+
+
+def test_advance_is_the_same_physics_as_sense_and_step():
+    """hopper_sim's fast step (no sensors, no bookkeeping) moves the plant exactly as the
+    experiment runner's sense() + step(), touchdowns included."""
+    exp = experiment("revolute", "VI")
+    model = hopper_model("revolute", exp.gravity)
+    plants = [HopperPlant(model, hopper_urdf("revolute")) for _ in range(2)]
+    for p in plants:
+        p.set_state(*exp.initial_state())
+    tau = lambda k: np.array([3.0 * math.sin(0.01 * k)])  # noqa: E731
+    touched = False
+    for k in range(3000):                                       # 0.3 s: flight and a touchdown
+        plants[0].sense()
+        plants[0].step(tau(k), 0.1)
+        plants[1].advance(tau(k), 0.1)
+        touched |= plants[1].in_contact
+    assert touched
+    assert np.array_equal(plants[0].data.qpos, plants[1].data.qpos)
+    assert np.array_equal(plants[0].data.qvel, plants[1].data.qvel)
