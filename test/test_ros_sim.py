@@ -23,20 +23,44 @@ def sim():
     client = ros_harness.Client(domain, [])
     client.joint_states, client.poses, client.momenta = [], [], []
     node = client.node
-    node.create_subscription(JointState, "/joint_states",
-                             lambda m: client.joint_states.append((time.monotonic(), m)), 1000)
-    node.create_subscription(PoseStamped, "/base_pose",
-                             lambda m: client.poses.append((node.get_clock().now().nanoseconds * 1e-9, m)), 100)
+
+    def now():
+        return node.get_clock().now().nanoseconds * 1e-9
+    node.create_subscription(JointState, "/joint_states", lambda m: client.joint_states.append((now(), m)), 1000)
+    node.create_subscription(PoseStamped, "/base_pose", lambda m: client.poses.append((now(), m)), 100)
     node.create_subscription(WrenchStamped, "/mujoco_sim/momentum", lambda m: client.momenta.append(m), 1000)
     client.cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
-    assert client.wait_for(lambda: len(client.poses) >= 3, timeout=20.0), "the simulator publishes nothing"
+    assert client.wait_for(lambda: len(client.joint_states) >= 3, timeout=20.0), "the simulator publishes nothing"
     yield client
     client.close()
     output = ros_harness.stop(proc)
     assert "Traceback" not in output, output
 
 
+def started(sim):
+    """The simulator after its first command (a zero torque), with pose samples flowing."""
+    if not sim.poses:
+        sim.cmd_pub.publish(Float64MultiArray(data=[0.0] * 7))
+        assert sim.wait_for(lambda: len(sim.poses) >= 3, timeout=10.0), "no pose samples after a command"
+    return sim
+
+
+def test_paused_until_the_first_command(sim):
+    """wait_for_command: the initial state, freshly stamped, without pose samples or ground truth."""
+    sim.joint_states.clear()
+    sim.spin(0.5)
+    assert len(sim.joint_states) > 50 and not sim.poses and not sim.momenta
+    q = np.array([msg.position for _, msg in sim.joint_states])
+    assert np.allclose(q, [-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6], atol=0, rtol=0)   # q_noise = 0
+    ages = [t - stamp_to_seconds(msg.header.stamp) for t, msg in sim.joint_states]
+    assert max(ages) < 0.05
+    started(sim)
+    q = np.array(sim.joint_states[-1][1].position)
+    assert not np.allclose(q, [-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6], atol=1e-6)     # mu(0) != 0 moves the arm
+
+
 def test_rates_names_and_pose_latency(sim):
+    started(sim)
     sim.joint_states.clear(), sim.poses.clear()
     sim.spin(2.0)
     assert 300 < len(sim.joint_states) <= 420                        # 200 Hz
@@ -50,6 +74,7 @@ def test_rates_names_and_pose_latency(sim):
 
 def test_momentum_is_conserved_while_commanded(sim):
     """Gentle torques (joint limits are not hit: MuJoCo's limit impulses cost ~1e-6 of momentum)."""
+    started(sim)
     sim.momenta.clear()
     for i in range(100):
         sim.cmd_pub.publish(Float64MultiArray(data=(0.02 * np.sin(0.1 * i + np.arange(7))).tolist()))
@@ -67,6 +92,7 @@ def test_commands_are_applied_checked_and_time_out(sim):
         while time.monotonic() < end:
             sim.cmd_pub.publish(Float64MultiArray(data=list(data)))
             sim.spin(0.01)
+    started(sim)
     tau = np.r_[np.zeros(6), 0.5]
     send(tau, 0.3)
     assert np.allclose(sim.joint_states[-1][1].effort, tau)

@@ -101,6 +101,7 @@ def sim_params():
         ParamSpec("mu0_v", [0.0, 0.0, 0.0], "initial locked linear velocity (m/s)", **ro),
         ParamSpec("command_timeout", 0.05, "apply zero torque when the last command is older (s)",
                   (0.001, 10.0), **ro),
+        ParamSpec("wait_for_command", True, "start paused; run the physics from the first command on", **ro),
         ParamSpec("seed", 0, "noise seed", **ro),
     ]
 

@@ -14,7 +14,12 @@ MuJoCo's own subtree quantities).
 
 Time: the physics keeps up with the wall clock (several steps per tick when a
 tick is late) and every message is stamped with the simulated time mapped onto
-the wall clock, so a controller sees consistent time stamps.
+the wall clock, so a controller sees consistent time stamps. With
+``wait_for_command`` (the default) the simulation starts paused, like a
+simulator started paused: it publishes the initial joint states (freshly
+stamped, no pose samples, no ground truth) and starts the physics at the first
+command, so a run does not depend on how long the controller takes to start
+and to discover the simulator.
 """
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
@@ -62,6 +67,7 @@ class SimNode(Node):
         self.command_timeout = p("command_timeout")
         self.steps = 0
         self.t0 = None
+        self.wait_for_command = p("wait_for_command")
         self.behind = 0
         self.truth_every = max(1, round(p("publish_rate_hz") / p("ground_truth_rate_hz")))
         self.ticks = 0
@@ -93,6 +99,9 @@ class SimNode(Node):
     def _tick(self):
         wall = self._wall()
         if self.t0 is None:
+            if self.wait_for_command and self.cmd_time == -np.inf:
+                self._publish_joint_state(m.seconds_to_stamp(wall), self.zero)
+                return
             self.t0 = wall
         target = int((wall - self.t0) / self.dt)
         todo = target - self.steps
@@ -106,13 +115,7 @@ class SimNode(Node):
         self.steps += max(todo, 0)
         t = self.steps * self.dt
         stamp = m.seconds_to_stamp(self.t0 + t)
-        q, qdot = self.plant.joint_state()
-        q_m, qdot_m = self.encoders.read(q, qdot)
-        msg = self.joint_msg
-        msg.header.stamp = stamp
-        msg.position, msg.velocity = q_m.tolist(), qdot_m.tolist()
-        msg.effort = applied.tolist()
-        self.joint_pub.publish(msg)
+        self._publish_joint_state(stamp, applied)
         self.ticks += 1
         truth = self.ticks % self.truth_every == 0
         if truth or self.pose_sensor.due(t):
@@ -125,6 +128,14 @@ class SimNode(Node):
             pose.header.stamp, pose.header.frame_id = m.seconds_to_stamp(self.t0 + t_taken), self._p("world_frame")
             fill_pose_msg(pose.pose, g)
             self.pose_pub.publish(pose)
+
+    def _publish_joint_state(self, stamp, applied):
+        q_m, qdot_m = self.encoders.read(*self.plant.joint_state())
+        msg = self.joint_msg
+        msg.header.stamp = stamp
+        msg.position, msg.velocity = q_m.tolist(), qdot_m.tolist()
+        msg.effort = applied.tolist()
+        self.joint_pub.publish(msg)
 
     def _publish_truth(self, stamp, g1, q, V1, qdot):
         world, base = self._p("world_frame"), self._p("base_frame")
