@@ -10,9 +10,12 @@ returns anything non-finite), logs and reports the reasons on ``/diagnostics``
 and resumes when the inputs are good again.  It also keeps the loop statistics
 (rate, period, compute time, input age) and an optional per-tick timing log.
 
-Subclasses implement ``configure``, ``apply_parameters``, ``input_reasons``,
-``control``, ``on_fault``, ``safe_commands``, ``publish_commands``,
-``input_age`` and ``diagnostic_values``.  A subclass whose step must follow
+Every controller node has a ``model`` (set before :meth:`start`), joint
+states on ``joint_states_topic`` (mapped by name, checked, stamped:
+:meth:`on_joint_state`) and a watchdog over named input streams, which decides
+``input_reasons``; subclasses implement ``configure``, ``apply_parameters``,
+``control``, ``on_fault``, ``safe_commands``, ``publish_commands`` and
+``diagnostic_values``.  A subclass whose step must follow
 each new set of inputs sets ``tick_on_input`` and calls :meth:`input_tick`
 when one is complete; the timer then only ticks (with the safe command) when
 inputs stop arriving.
@@ -23,7 +26,10 @@ from collections import deque
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from sensor_msgs.msg import JointState
 
+from ..control.watchdog import JointStateMapper, Watchdog
+from ..validation import FloatingBaseError
 from . import messages as m
 
 
@@ -48,6 +54,14 @@ class ControlNode(LifecycleNode):
 
     def _p(self, name):
         return self.get_parameter(name).value
+
+    def command_index(self):
+        """Model-joint index of each entry of the ``joints`` parameter (the command order)."""
+        names = list(self.model.joint_names)
+        joints = [j for j in self._p("joints") if j] or names
+        if sorted(joints) != sorted(names):
+            raise FloatingBaseError(f"parameter joints {joints} must list the URDF's joints {names}")
+        return [names.index(j) for j in joints]
 
     # -- parameters -------------------------------------------------------------------
 
@@ -74,6 +88,10 @@ class ControlNode(LifecycleNode):
         self.reasons, self.tick = [], 0
         self.diag_pub = self.create_publisher(m.DiagnosticArray, "/diagnostics", 10)
         self.diag_timer = self.create_timer(1.0 / self._p("diagnostics_rate_hz"), self._publish_diagnostics)
+        self.watchdog = Watchdog(None)
+        self.mapper = JointStateMapper(self.model.joint_names)
+        self.q = self.qdot = self.joint_stamp = None
+        self.create_subscription(JointState, self._p("joint_states_topic"), self.on_joint_state, m.LATEST_ONLY)
         self.configure()
         self.configured = True
         self.apply_parameters()
@@ -118,6 +136,28 @@ class ControlNode(LifecycleNode):
         if self.configured and self._p("timing_log"):
             self.stats.write(self._p("timing_log"))
         super().destroy_node()
+
+    # -- inputs -----------------------------------------------------------------------
+
+    def on_joint_state(self, msg):
+        """Take a joint state (``True``), or mark the stream bad with the reason (``False``)."""
+        now = self.now()
+        try:
+            self.q, self.qdot = self.mapper.map(msg.name, msg.position, msg.velocity)
+        except FloatingBaseError as exc:
+            self.q = self.qdot = None         # the safe command must not use stale velocities
+            self.watchdog.received("joint state", now, str(exc))
+            return False
+        self.joint_stamp = m.stamp_to_seconds(msg.header.stamp) or now
+        self.watchdog.received("joint state", now)
+        return True
+
+    def input_reasons(self, now):
+        return self.watchdog.reasons(now)
+
+    def input_age(self, now):
+        """Age of the joint state the tick uses (s)."""
+        return now - self.joint_stamp if self.joint_stamp else np.nan
 
     # -- the control tick -------------------------------------------------------------
 

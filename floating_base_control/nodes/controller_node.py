@@ -19,12 +19,11 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..control.orbital import OrbitalController
 from ..control.shape import ShapeGains
-from ..control.watchdog import JointStateMapper, Watchdog, WatchdogConfig, safe_torque
+from ..control.watchdog import WatchdogConfig, safe_torque
 from ..conventions import fill_pose_msg, fill_twist_msg
 from ..estimation.observer import ObserverGains
 from ..lie import Ad_inv
@@ -48,11 +47,7 @@ class ControllerNode(ControlNode):
             self.specs[spec.name] = spec
             if not self.has_parameter(spec.name):
                 self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
-        joints = [j for j in self._p("joints") if j] or list(self.model.joint_names)
-        if sorted(joints) != sorted(self.model.joint_names):
-            raise FloatingBaseError(f"parameter joints {joints} must list the URDF's joints "
-                                    f"{list(self.model.joint_names)}")
-        self.out_index = [self.model.joint_names.index(j) for j in joints]
+        self.out_index = self.command_index()
         self.start()
 
     def check_parameter(self, p):
@@ -63,9 +58,6 @@ class ControllerNode(ControlNode):
     def configure(self):
         n = self.model.n
         self.controller = OrbitalController(self.model, np.zeros(n), ShapeGains(np.zeros(n), np.ones(n)))
-        self.watchdog = Watchdog(None)
-        self.mapper = JointStateMapper(self.model.joint_names)
-        self.q = self.qdot = self.joint_stamp = None
         self.poses, self.out, self.saturated = [], None, False
         self.hold_pending = False
         self.cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("command_topic"), 10)
@@ -74,7 +66,6 @@ class ControllerNode(ControlNode):
         self.momentum_pub = self.create_lifecycle_publisher(WrenchStamped, "~/momentum", 10)
         self.comp_pub = self.create_lifecycle_publisher(Float64MultiArray, "~/compensation", 10)
         self.cmd = Float64MultiArray()
-        self.create_subscription(JointState, self._p("joint_states_topic"), self._on_joints, m.LATEST_ONLY)
         pose_type = Odometry if self._p("base_pose_type") == "odometry" else PoseStamped
         self.create_subscription(pose_type, self._p("base_pose_topic"), self._on_pose, 10)
         self.estimate_every = max(1, round(self._p("control_rate_hz") / self._p("estimate_rate_hz")))
@@ -99,16 +90,6 @@ class ControllerNode(ControlNode):
 
     # -- inputs -----------------------------------------------------------------------
 
-    def _on_joints(self, msg):
-        now = self.now()
-        try:
-            self.q, self.qdot = self.mapper.map(msg.name, msg.position, msg.velocity)
-            self.joint_stamp = m.stamp_to_seconds(msg.header.stamp) or now
-            self.watchdog.received("joint state", now)
-        except FloatingBaseError as exc:
-            self.q = self.qdot = None         # the safe command must not use stale velocities
-            self.watchdog.received("joint state", now, str(exc))
-
     def _on_pose(self, msg):
         now = self.now()
         pose = msg.pose.pose if isinstance(msg, Odometry) else msg.pose
@@ -119,12 +100,6 @@ class ControllerNode(ControlNode):
             return
         self.watchdog.received("base pose", now)
         self.poses.append((m.stamp_to_seconds(msg.header.stamp) or now, g))
-
-    def input_reasons(self, now):
-        return self.watchdog.reasons(now)
-
-    def input_age(self, now):
-        return now - self.joint_stamp if self.joint_stamp else np.nan
 
     # -- control ----------------------------------------------------------------------
 

@@ -22,11 +22,10 @@ from dataclasses import fields
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
-from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..control.hopper import HopperController, HopperGains, HopperMeasurements
-from ..control.watchdog import JointStateMapper, Watchdog, WatchdogConfig
+from ..control.watchdog import WatchdogConfig
 from ..conventions import twist_from_msg
 from ..model import FloatingBaseModel
 from ..sim.hopper import hopper_urdf
@@ -46,11 +45,7 @@ class HopperControllerNode(ControlNode):
         super().__init__(NAME, hopper_controller_params(), **kwargs)
         urdf = self._p("urdf") or hopper_urdf(self._p("robot"))
         self.model = FloatingBaseModel.from_urdf(urdf, gravity=(0.0, 0.0, -self._p("gravity")))
-        joints = [j for j in self._p("joints") if j] or list(self.model.joint_names)
-        if sorted(joints) != sorted(self.model.joint_names):
-            raise FloatingBaseError(f"parameter joints {joints} must list the URDF's joints "
-                                    f"{list(self.model.joint_names)}")
-        self.out_index = [self.model.joint_names.index(j) for j in joints]
+        self.out_index = self.command_index()
         self.tick_on_input = True
         self.stamps = {}
         self.start()
@@ -70,14 +65,11 @@ class HopperControllerNode(ControlNode):
 
     def configure(self):
         self.controller = HopperController(self.model, self._gains(), self._p("foot_frame"))
-        self.watchdog = Watchdog(None)
-        self.mapper = JointStateMapper(self.model.joint_names)
-        self.q = self.qdot = self.g1 = self.V1 = self.joint_stamp = None
+        self.g1 = self.V1 = None
         self.force, self.saturated = 0.0, False
         self.cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("command_topic"), 10)
         self.base_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("base_torque_topic"), 10)
         self.cmd, self.base_cmd = Float64MultiArray(), Float64MultiArray()
-        self.create_subscription(JointState, self._p("joint_states_topic"), self._on_joints, m.LATEST_ONLY)
         self.create_subscription(Odometry, self._p("base_odometry_topic"), self._on_odometry, m.LATEST_ONLY)
         self.create_subscription(WrenchStamped, self._p("foot_force_topic"), self._on_force, m.LATEST_ONLY)
 
@@ -89,15 +81,9 @@ class HopperControllerNode(ControlNode):
 
     # -- inputs -----------------------------------------------------------------------
 
-    def _on_joints(self, msg):
-        now = self.now()
-        try:
-            self.q, self.qdot = self.mapper.map(msg.name, msg.position, msg.velocity)
-            self.joint_stamp = m.stamp_to_seconds(msg.header.stamp) or now
-            self.watchdog.received("joint state", now)
+    def on_joint_state(self, msg):
+        if super().on_joint_state(msg):
             self._arrived("joint state", msg)
-        except FloatingBaseError as exc:
-            self.watchdog.received("joint state", now, str(exc))
 
     def _on_odometry(self, msg):
         now = self.now()
@@ -129,12 +115,6 @@ class HopperControllerNode(ControlNode):
         if len(self.stamps) == len(INPUTS) and len(set(self.stamps.values())) == 1:
             self.stamps.clear()
             self.input_tick()
-
-    def input_reasons(self, now):
-        return self.watchdog.reasons(now)
-
-    def input_age(self, now):
-        return now - self.joint_stamp if self.joint_stamp else np.nan
 
     # -- control ----------------------------------------------------------------------
 
