@@ -123,6 +123,17 @@ def test_alpha_c_matches_the_leg_angle_at_the_reference_shape():
     assert base_pitch(planar_pose(0, 0, -2.5174)[:3, :3]) == pytest.approx(-2.5174)
 
 
+def test_changing_q_ref_moves_the_reference_of_alpha_c():
+    """A live ``q_ref`` change (ROS parameter) takes effect at the next step."""
+    model = hopper_model("revolute", 9.81)
+    ctrl = HopperController(model, gains("III", q_ref=1.7802))
+    meas = HopperMeasurements(0.0, np.array([1.2]), np.zeros(1), planar_pose(0, 0.3, -2.5174), np.zeros(6), 50.0)
+    assert abs(stance_command(ctrl, meas).alpha - stance_command(ctrl, meas).alpha_cf) > 1e-3
+    ctrl.gains = replace(ctrl.gains, q_ref=1.2)
+    cmd = stance_command(ctrl, meas)
+    assert abs(cmd.alpha - cmd.alpha_cf) < 1e-9
+
+
 def test_energy_with_and_without_springs(rng):
     robot = ("revolute", hopper_model("revolute", 9.81))
     meas = random_measurement(robot, rng)

@@ -359,6 +359,8 @@ class HopperController:
             raise InputError(f"gains must be HopperGains, got {type(gains).__name__}")
         if hasattr(self, "_gains") and gains.variant != self._gains.variant:
             raise InputError("the controller variant cannot change while running; build a new controller")
+        if hasattr(self, "_gains") and not _same(gains.q_ref, self._gains.q_ref):
+            self._alpha_c_offset = None          # the reference of alpha_c moves with q_ref
         self._gains = gains
         if hasattr(self, "contact"):
             self.contact.gains = gains
@@ -455,3 +457,8 @@ def _checked(meas, n):
 def _wrap(angle):
     """``angle`` wrapped to [-pi, pi)."""
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def _same(a, b):
+    """Equal, with NaN equal to NaN (``q_ref = NaN`` means "the first measured shape")."""
+    return a == b or (math.isnan(a) and math.isnan(b))
