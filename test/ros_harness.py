@@ -22,7 +22,9 @@ from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from floating_base_control.nodes.demo import local_env  # noqa: E402
+from floating_base_control.nodes.demo import LOCAL_DDS, local_env  # noqa: E402
+
+os.environ.update(LOCAL_DDS)       # any participant of this process (clients, in-process nodes): shared memory only
 
 
 def domain_for(name):
@@ -53,9 +55,8 @@ class Client:
     """A test node: publishes inputs, records outputs, calls services."""
 
     def __init__(self, domain, joints):
-        os.environ.update(local_env(domain))
         self.context = rclpy.Context()
-        rclpy.init(context=self.context)
+        rclpy.init(context=self.context, domain_id=domain)
         self.node = rclpy.create_node("test_client", context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
@@ -97,11 +98,11 @@ class Client:
         self.pose_pub.publish(msg)
 
     def stream(self, seconds, q, qdot, pose_every=20, **joint_kwargs):
-        """Publish joint states every 5 ms (and a pose every ``pose_every`` of them) for ``seconds``."""
+        """Publish joint states every 5 ms (and a pose every ``pose_every`` of them; 0: none) for ``seconds``."""
         end, i = time.monotonic() + seconds, 0
         while time.monotonic() < end:
             self.publish_joints(q, qdot, **joint_kwargs)
-            if i % pose_every == 0:
+            if pose_every and i % pose_every == 0:
                 self.publish_pose()
             i += 1
             self.spin(0.005)
@@ -110,12 +111,16 @@ class Client:
         recent = [c for t, c in self.commands if t >= since]
         return recent[-1] if recent else None
 
-    def set_parameters(self, node_name, **values):
+    def set_parameters(self, node_name, atomically=False, **values):
+        """Set ``values`` (``__`` for ``.`` in names) as rqt would: one result per parameter, or
+        one result for all with ``atomically``."""
         client = AsyncParameterClient(self.node, node_name)
         assert client.wait_for_services(timeout_sec=10.0), f"no parameter services on {node_name}"
-        future = client.set_parameters([Parameter(k.replace("__", "."), value=v) for k, v in values.items()])
+        params = [Parameter(k.replace("__", "."), value=v) for k, v in values.items()]
+        future = (client.set_parameters_atomically if atomically else client.set_parameters)(params)
         self.executor.spin_until_future_complete(future, timeout_sec=10.0)
-        return future.result().results
+        result = future.result()
+        return [result.result] if atomically else result.results
 
     def call(self, srv_type, name, request):
         client = self.node.create_client(srv_type, name)

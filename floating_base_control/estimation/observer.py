@@ -41,7 +41,8 @@ Lemma 11 requires ``tr(eta(0)) != -1`` (a rotation error of pi, where the
 logarithm is not unique).  The observer is initialized from the first sample
 (``eta(0) = I``); an explicit initial pose with a rotation error of pi is
 rejected, and a sample that would give one later resets the pose estimate onto
-the sample (counted in ``resets``).
+the sample (counted in ``resets``, as are restarts after a diverged estimate,
+:meth:`reset`).
 """
 from collections import deque
 from dataclasses import dataclass
@@ -176,10 +177,27 @@ class MomentumObserver:
         if self.initialized:
             self.t, self._rates = t, None
 
+    def reset(self):
+        """Forget the estimate (e.g. after it diverged): the next pose sample initializes again."""
+        self.history.clear()
+        self.g_hat = self.g_pred = self.t = self._rates = None
+        self.mu_hat = np.zeros(6)
+        self.resets += 1
+
+    def healthy(self):
+        """The estimate is finite (an uninitialized observer is healthy)."""
+        return not self.initialized or bool(np.isfinite(self.g_hat).all() and np.isfinite(self.mu_hat).all())
+
     def advance(self, t):
-        """Integrate from the last time to ``t`` with the stored rates (Lie-Euler step)."""
+        """Integrate from the last time to ``t`` with the stored rates (Lie-Euler step).
+
+        Without rates (just initialized or resynchronized) or with a clock that went back,
+        the observer only moves its time to ``t``: it never integrates an interval with
+        rates from outside it.
+        """
         dt = t - self.t
         if self._rates is None or dt <= 0:
+            self.t = t
             return
         V_hat, mu_hat_dot, V1_hat = self._rates
         self.g_hat = self.g_hat @ exp(V_hat * dt)

@@ -15,7 +15,10 @@ states on ``joint_states_topic`` (mapped by name, checked, stamped:
 :meth:`on_joint_state`) and a watchdog over named input streams, which decides
 ``input_reasons``; subclasses implement ``configure``, ``apply_parameters``,
 ``control``, ``on_fault``, ``safe_commands``, ``publish_commands`` and
-``diagnostic_values``.  A subclass whose step must follow
+``diagnostic_values``, and may check parameter values with ``check_parameters``.
+An exception in the control step is reported like unusable input (safe command,
+``/diagnostics``); leaving the active state (deactivate, shutdown, SIGINT) sends
+zero commands once, since an effort interface keeps the last command.  A subclass whose step must follow
 each new set of inputs sets ``tick_on_input`` and calls :meth:`input_tick`
 when one is complete; the timer then only ticks (with the safe command) when
 inputs stop arriving.
@@ -47,7 +50,11 @@ class ControlNode(LifecycleNode):
         self.add_post_set_parameters_callback(lambda params: self.configured and self.apply_parameters())
 
     def start(self):
-        """Configure and activate now if the ``autostart`` parameter says so (end of ``__init__``)."""
+        """End of a subclass' ``__init__``: check the initial parameter values (YAML, command
+        line), then configure and activate if the ``autostart`` parameter says so."""
+        result = self._validate(self.get_parameters(list(self.specs)))
+        if not result.successful:
+            raise FloatingBaseError(f"{self.get_name()}: {result.reason}")
         if self._p("autostart"):
             self.trigger_configure()
             self.trigger_activate()
@@ -58,10 +65,7 @@ class ControlNode(LifecycleNode):
     def command_index(self):
         """Model-joint index of each entry of the ``joints`` parameter (the command order)."""
         names = list(self.model.joint_names)
-        joints = [j for j in self._p("joints") if j] or names
-        if sorted(joints) != sorted(names):
-            raise FloatingBaseError(f"parameter joints {joints} must list the URDF's joints {names}")
-        return [names.index(j) for j in joints]
+        return [names.index(j) for j in m.joint_order(self._p("joints"), names)]
 
     # -- parameters -------------------------------------------------------------------
 
@@ -69,32 +73,37 @@ class ControlNode(LifecycleNode):
         for p in params:
             spec = self.specs.get(p.name)
             if spec is not None and spec.choices and p.value not in spec.choices:
-                reason = f"{p.name} must be one of {list(spec.choices)}, got {p.value!r}"
-            else:
-                reason = self.check_parameter(p)
-            if reason:
-                return SetParametersResult(successful=False, reason=reason)
-        return SetParametersResult(successful=True)
+                return SetParametersResult(successful=False,
+                                           reason=f"{p.name} must be one of {list(spec.choices)}, got {p.value!r}")
+        reason = self.check_parameters({p.name: p.value for p in params})
+        return SetParametersResult(successful=not reason, reason=reason or "")
 
-    def check_parameter(self, p):
-        """Why the new value of parameter ``p`` is not acceptable (``None`` if it is)."""
+    def check_parameters(self, new):
+        """Why the new values ``{name: value}`` (set together, the others unchanged) are not
+        acceptable (``None`` if they are)."""
         return None
 
     # -- lifecycle --------------------------------------------------------------------
 
     def on_configure(self, state):
         self._before = (set(self.publishers), set(self.subscriptions), set(self.timers))
-        self.stats = LoopStats(keep_all=bool(self._p("timing_log")))
-        self.reasons, self.tick = [], 0
-        self.diag_pub = self.create_publisher(m.DiagnosticArray, "/diagnostics", 10)
-        self.diag_timer = self.create_timer(1.0 / self._p("diagnostics_rate_hz"), self._publish_diagnostics)
-        self.watchdog = Watchdog(None)
-        self.mapper = JointStateMapper(self.model.joint_names)
-        self.q = self.qdot = self.joint_stamp = None
-        self.create_subscription(JointState, self._p("joint_states_topic"), self.on_joint_state, m.LATEST_ONLY)
-        self.configure()
-        self.configured = True
-        self.apply_parameters()
+        try:
+            self.stats = LoopStats(keep_all=bool(self._p("timing_log")))
+            self.reasons, self.tick = [], 0
+            self.diag_pub = self.create_publisher(m.DiagnosticArray, "/diagnostics", 10)
+            self.diag_timer = self.create_timer(1.0 / self._p("diagnostics_rate_hz"), self._publish_diagnostics)
+            self.watchdog = Watchdog(None)
+            self.mapper = JointStateMapper(self.model.joint_names)
+            self.q = self.qdot = self.joint_stamp = None
+            self.create_subscription(JointState, self._p("joint_states_topic"), self.on_joint_state,
+                                     m.LATEST_ONLY)
+            self.configure()
+            self.configured = True
+            self.apply_parameters()
+        except Exception as exc:          # rclpy would swallow it: say why the node stays unconfigured
+            self.get_logger().error(f"configure failed: {exc}")
+            self.on_cleanup(state)
+            return TransitionCallbackReturn.FAILURE
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state):
@@ -113,15 +122,21 @@ class ControlNode(LifecycleNode):
             self._tick()
 
     def on_deactivate(self, state):
-        self.destroy_timer(self.timer)
-        self.active = False
+        self._stop()
         return super().on_deactivate(state)
+
+    def _stop(self):
+        """Leave the active state: zero commands once (an effort interface holds the last one), no timer."""
+        if self.active:
+            self.publish_commands([np.zeros_like(c) for c in self.safe_commands(self.now())])
+            self.destroy_timer(self.timer)
+            self.active = False
 
     def on_cleanup(self, state):
         """Destroy what ``on_configure`` created (publishers, subscriptions, timers)."""
         publishers, subscriptions, timers = self._before
         for pub in set(self.publishers) - publishers:
-            self.destroy_publisher(pub)
+            self.destroy_lifecycle_publisher(pub)
         for sub in set(self.subscriptions) - subscriptions:
             self.destroy_subscription(sub)
         for timer in set(self.timers) - timers:
@@ -130,9 +145,11 @@ class ControlNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state):
+        self._stop()
         return TransitionCallbackReturn.SUCCESS
 
     def destroy_node(self):
+        self._stop()
         if self.configured and self._p("timing_log"):
             self.stats.write(self._p("timing_log"))
         super().destroy_node()
@@ -170,9 +187,13 @@ class ControlNode(LifecycleNode):
         reasons = self.input_reasons(now)
         commands = None
         if not reasons:
-            commands = self.control(now)
-            if not all(np.isfinite(c).all() for c in commands):
-                reasons, commands = ["the control law produced a non-finite command"], None
+            try:
+                commands = self.control(now)
+            except Exception as exc:      # e.g. a diverged estimate: the node must go on
+                reasons = [f"the control step failed: {type(exc).__name__}: {exc}"]
+            else:
+                if not all(np.isfinite(c).all() for c in commands):
+                    reasons, commands = ["the control law produced a non-finite command"], None
         if commands is None:
             self.on_fault(now)
             commands = self.safe_commands(now)
@@ -237,7 +258,8 @@ class LoopStats:
         periods = np.diff(self.times) * 1e3
         ages = np.array(self.ages)
         ages = ages[np.isfinite(ages)]
-        return dict(rate_hz=(len(self.times) - 1) / (self.times[-1] - self.times[0]),
+        span = self.times[-1] - self.times[0]
+        return dict(rate_hz=(len(self.times) - 1) / span if span > 0 else 0.0,
                     period_p99_ms=float(np.percentile(periods, 99)), period_max_ms=float(periods.max()),
                     compute_p99_ms=float(np.percentile(self.compute, 99)) * 1e3,
                     age_ms=float(ages.mean()) * 1e3 if ages.size else float("nan"),

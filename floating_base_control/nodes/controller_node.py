@@ -50,11 +50,6 @@ class ControllerNode(ControlNode):
         self.out_index = self.command_index()
         self.start()
 
-    def check_parameter(self, p):
-        if p.name.startswith("damping.") and p.value <= 0:
-            return f"{p.name} must be > 0 (Lemma 11)"
-        return None
-
     def configure(self):
         n = self.model.n
         self.controller = OrbitalController(self.model, np.zeros(n), ShapeGains(np.zeros(n), np.ones(n)))
@@ -111,7 +106,7 @@ class ControllerNode(ControlNode):
         samples, self.poses = self.poses, []
         self.out = self.controller.step(now, self.q, self.qdot, samples)
         self.saturated = self.out.saturated
-        if self.tick % self.estimate_every == 0:
+        if self.tick % self.estimate_every == 0 and np.isfinite(self.out.tau).all():
             self._publish_estimates(self.out)
         return [self.out.tau]
 

@@ -55,12 +55,11 @@ class HopperControllerNode(ControlNode):
         values.update(overrides or {})
         return HopperGains(**values)
 
-    def check_parameter(self, p):
-        if p.name in GAIN_FIELDS:
-            try:
-                self._gains({p.name: p.value})
-            except InputError as exc:
-                return str(exc)
+    def check_parameters(self, new):
+        try:
+            self._gains({name: value for name, value in new.items() if name in GAIN_FIELDS})
+        except InputError as exc:
+            return str(exc)
         return None
 
     def configure(self):

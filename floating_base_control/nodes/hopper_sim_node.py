@@ -29,6 +29,7 @@ from std_msgs.msg import Float64MultiArray
 from ..conventions import fill_pose_msg, fill_twist_msg
 from ..model import FloatingBaseModel
 from ..sim.hopper import HopperPlant, hopper_urdf, planar_pose, planar_twist
+from ..validation import FloatingBaseError
 from . import messages as m
 from .params import hopper_sim_params
 
@@ -40,11 +41,14 @@ class HopperSimNode(Node):
         p = self._p
         urdf = p("urdf") or hopper_urdf(p("robot"))
         self.model = FloatingBaseModel.from_urdf(urdf, gravity=(0.0, 0.0, -p("gravity")))
-        joints = [j for j in p("joints") if j] or list(self.model.joint_names)
+        joints = m.joint_order(p("joints"), self.model.joint_names)
         self.cmd_index = [joints.index(j) for j in self.model.joint_names]
         self.dt = 1.0 / p("physics_rate_hz")
         self.plant = HopperPlant(self.model, urdf, floor=p("floor"), base=p("base"), timestep=self.dt,
                                  floor_K=p("floor_K"), floor_D=p("floor_D"))
+        if len(p("initial_state")) != 8:
+            raise FloatingBaseError(f"parameter initial_state needs 8 values (x, y, theta, q1, vx, vy, omega, "
+                                    f"qdot1), got {len(p('initial_state'))}")
         x, y, th, q, vx, vy, w, qd = p("initial_state")
         self.plant.set_state(planar_pose(x, y, th), np.array([q]), planar_twist(vx, vy, w), np.array([qd]))
         self.tau, self.base_torque = np.zeros(self.model.n), 0.0

@@ -13,6 +13,7 @@ from std_msgs.msg import Header
 
 from ..conventions import g_from_pose_msg
 from ..control.watchdog import check_pose
+from ..validation import FloatingBaseError
 
 
 #: For the streams a control loop consumes at its own rate (joint states, commands): only the
@@ -64,7 +65,17 @@ def _fmt(v):
     return str(v)
 
 
-OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
+
+
+def joint_order(joints, model_joints):
+    """The ``joints`` parameter checked against the model: joint names in command order
+    (``['']``: the model's order)."""
+    names = list(model_joints)
+    order = [j for j in joints if j] or names
+    if sorted(order) != sorted(names):
+        raise FloatingBaseError(f"parameter joints {order} must list the URDF's joints {names}, each once")
+    return order
 
 
 def spin(node_class, args=None):

@@ -96,7 +96,7 @@ def sim_params():
         ParamSpec("pose_latency_s", 0.02, "delay of each pose sample (s)", (0.0, 5.0), **ro),
         ParamSpec("q_noise", 0.0, "joint position noise (rad)", (0.0, 1.0), **ro),
         ParamSpec("qdot_noise", 1e-3, "joint velocity noise (rad/s)", (0.0, 10.0), **ro),
-        ParamSpec("q0", [0.0], "initial joint positions (another length: the middle of each joint's range)", **ro),
+        ParamSpec("q0", [0.0], "initial joint positions ([0.0]: the middle of each joint's range)", **ro),
         ParamSpec("mu0_omega_deg_s", [10.0, 1.14, 0.0], "initial locked angular velocity (deg/s)", **ro),
         ParamSpec("mu0_v", [0.0, 0.0, 0.0], "initial locked linear velocity (m/s)", **ro),
         ParamSpec("command_timeout", 0.05, "apply zero torque when the last command is older (s)",

@@ -33,6 +33,7 @@ from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..sim.plant import MujocoPlant
 from ..sim.sensors import JointEncoders, PoseSensor
+from ..validation import FloatingBaseError
 from . import messages as m
 from .params import sim_params
 
@@ -48,8 +49,8 @@ class SimNode(Node):
         p = self._p
         urdf = p("urdf") or orbital_robot_urdf()
         self.model = FloatingBaseModel.from_urdf(urdf)
-        self.joints = [j for j in p("joints") if j] or list(self.model.joint_names)
-        self.cmd_index = [self.joints.index(j) for j in self.model.joint_names]
+        joints = m.joint_order(p("joints"), self.model.joint_names)
+        self.cmd_index = [joints.index(j) for j in self.model.joint_names]
         self.dt = 1.0 / p("physics_rate_hz")
         self.plant = MujocoPlant.from_urdf(urdf, self.model, timestep=self.dt, contacts=False)
         seed = p("seed")
@@ -59,6 +60,9 @@ class SimNode(Node):
         lo, hi = self.model.position_limits.T
         middle = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
         q0 = np.array(p("q0"), dtype=float)
+        if q0.size not in (1, self.model.n):
+            raise FloatingBaseError(f"parameter q0 needs {self.model.n} values (or one: the middle of each "
+                                    f"joint's range), got {q0.size}")
         q0 = np.clip(q0, lo, hi) if q0.size == self.model.n else middle
         mu0 = np.r_[np.deg2rad(p("mu0_omega_deg_s")), p("mu0_v")]
         self.plant.set_state(np.eye(4), q0, mu0, np.zeros(self.model.n))
@@ -68,7 +72,6 @@ class SimNode(Node):
         self.steps = 0
         self.t0 = None
         self.wait_for_command = p("wait_for_command")
-        self.behind = 0
         self.truth_every = max(1, round(p("publish_rate_hz") / p("ground_truth_rate_hz")))
         self.ticks = 0
         self.joint_pub = self.create_publisher(JointState, p("joint_states_topic"), 10)
@@ -106,23 +109,22 @@ class SimNode(Node):
         target = int((wall - self.t0) / self.dt)
         todo = target - self.steps
         if todo > MAX_CATCH_UP:
-            self.behind += todo - MAX_CATCH_UP
+            self.get_logger().warning(f"{todo - MAX_CATCH_UP} physics steps behind the wall clock: the "
+                                      "simulation slows down", throttle_duration_sec=5.0)
             self.t0 += (todo - MAX_CATCH_UP) * self.dt       # fall behind rather than jump
             todo = MAX_CATCH_UP
         applied = self.tau if wall - self.cmd_time <= self.command_timeout else self.zero
         for _ in range(max(todo, 0)):
             self.plant.step(applied)
-        self.steps += max(todo, 0)
+            self.steps += 1
+            if self.pose_sensor.due(self.steps * self.dt):      # sampled on its own clock, not the tick's
+                self.pose_sensor.sample(self.steps * self.dt, self.plant.state()[0])
         t = self.steps * self.dt
         stamp = m.seconds_to_stamp(self.t0 + t)
         self._publish_joint_state(stamp, applied)
         self.ticks += 1
-        truth = self.ticks % self.truth_every == 0
-        if truth or self.pose_sensor.due(t):
-            g1, q, V1, qdot = self.plant.state()
-            self.pose_sensor.sample(t, g1)
-            if truth:
-                self._publish_truth(stamp, g1, q, V1, qdot)
+        if self.ticks % self.truth_every == 0:
+            self._publish_truth(stamp, *self.plant.state())
         for t_taken, g in self.pose_sensor.deliver(t):
             pose = PoseStamped()
             pose.header.stamp, pose.header.frame_id = m.seconds_to_stamp(self.t0 + t_taken), self._p("world_frame")
