@@ -2,10 +2,11 @@
 
     ros2 launch floating_base_control orbital_hardware.launch.py \
         joint_states:=/my_robot/joint_states base_pose:=/mocap/spacecraft/pose \
-        commands:=/effort_controller/commands [base_pose_type:=odometry] [config:=FILE]
+        commands:=/effort_controller/commands [base_pose_type:=odometry] [config:=FILE] [namespace:=NS]
 
 Efforts go to ros2_control's forward_command_controller (effort interface) in
-the order of the ``joints`` parameter.  DDS settings are the user's.
+the order of the ``joints`` parameter.  Topic names without a leading slash are
+resolved in the namespace.  DDS settings are the user's.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -23,14 +24,14 @@ def generate_launch_description():
             [FindPackageShare(PACKAGE), "config", "orbital_robot.yaml"])),
         DeclareLaunchArgument("namespace", default_value=""),
         DeclareLaunchArgument("use_sim_time", default_value="false"),
-        DeclareLaunchArgument("joint_states", default_value="/joint_states"),
-        DeclareLaunchArgument("base_pose", default_value="/base_pose"),
+        DeclareLaunchArgument("joint_states", default_value="joint_states"),
+        DeclareLaunchArgument("base_pose", default_value="base_pose"),
         DeclareLaunchArgument("base_pose_type", default_value="pose", description="pose | odometry"),
-        DeclareLaunchArgument("commands", default_value="/effort_controller/commands"),
+        DeclareLaunchArgument("commands", default_value="effort_controller/commands"),
         Node(package=PACKAGE, executable="floating_base_controller", name="floating_base_controller",
              namespace=arg("namespace"), output="screen",
              parameters=[arg("config"), {"use_sim_time": arg("use_sim_time"),
                                          "base_pose_type": arg("base_pose_type")}],
-             remappings=[("/joint_states", arg("joint_states")), ("/base_pose", arg("base_pose")),
-                         ("/effort_controller/commands", arg("commands"))]),
+             remappings=[("joint_states", arg("joint_states")), ("base_pose", arg("base_pose")),
+                         ("effort_controller/commands", arg("commands"))]),
     ])

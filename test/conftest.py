@@ -61,3 +61,11 @@ def assert_close(actual, expected, tol=1e-9, what=""):
     scale = max(1.0, float(np.abs(expected).max(initial=0.0)))
     err = float(np.abs(actual - expected).max(initial=0.0))
     assert err <= tol * scale, f"{what}: error {err:.3e} > {tol:g} * {scale:.3g}"
+
+
+def node_sections(config_path):
+    """A ROS 2 parameter file as ``{node name: its parameters}`` (keys are ``/**/<node>``)."""
+    import yaml
+    sections = yaml.safe_load(Path(config_path).read_text())
+    assert all(key.startswith("/**/") for key in sections), f"{config_path}: keys must be /**/<node>"
+    return {key.removeprefix("/**/"): section["ros__parameters"] for key, section in sections.items()}

@@ -76,3 +76,15 @@ def test_leaving_the_active_state_sends_zero_once(context):
 def test_a_bad_initial_parameter_value_is_named_at_start(context):
     with pytest.raises(FloatingBaseError, match="liftoff_force .* touchdown_force"):
         HopperControllerNode(context=context, parameter_overrides=[Parameter("liftoff_force", value=5.0)])
+
+
+def test_hold_on_activate_sets_every_setpoint_to_the_measured_position_within_its_range(context):
+    node = controller(context, hold_on_activate=True)
+    q = np.r_[0.1, -0.2, 0.3, -2.0, 0.4, 1.5, 3.5]                   # joint 7 beyond its upper limit
+    feed(node, q, np.zeros(7))
+    node._tick()
+    lo, hi = node.model.position_limits.T
+    setpoints = [node.get_parameter(f"setpoint.{j}").value for j in JOINTS]
+    assert np.array_equal(setpoints, np.clip(q, lo, hi)) and setpoints[6] == hi[6]
+    assert np.array_equal(node.controller.q_d, setpoints)
+    node.destroy_node()

@@ -3,7 +3,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-import yaml
+from conftest import node_sections
 
 from floating_base_control.control.hopper import HopperGains
 from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K
@@ -14,11 +14,11 @@ CONFIG = Path(__file__).resolve().parents[1] / "config" / "hopper.yaml"
 
 @pytest.fixture(scope="module")
 def config():
-    return yaml.safe_load(CONFIG.read_text())
+    return node_sections(CONFIG)
 
 
 def test_controller_parameters_are_the_exp_vi_gains(config):
-    params = config["hopper_controller"]["ros__parameters"]
+    params = config["hopper_controller"]
     exp = experiment("revolute", "VI")
     gains = HopperGains(**{k: params[k] for k in asdict(exp.gains)})
     assert gains == exp.gains
@@ -26,7 +26,7 @@ def test_controller_parameters_are_the_exp_vi_gains(config):
 
 
 def test_sim_parameters_are_the_demo_plant(config):
-    params = config["hopper_sim"]["ros__parameters"]
+    params = config["hopper_sim"]
     exp = experiment("revolute", "VI")
     assert params["initial_state"] == list(exp.initial)
     assert (params["floor_K"], params["floor_D"]) == (FLOOR_K, FLOOR_D)

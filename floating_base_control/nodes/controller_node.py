@@ -81,6 +81,7 @@ class ControllerNode(ControlNode):
 
     def on_activate(self, state):
         self.hold_pending = self._p("hold_on_activate")
+        self.controller.hold(self.now())           # the observer does not integrate the inactive time
         return super().on_activate(state)
 
     # -- inputs -----------------------------------------------------------------------
@@ -94,21 +95,30 @@ class ControllerNode(ControlNode):
             self.watchdog.received("base pose", now, str(exc))
             return
         self.watchdog.received("base pose", now)
-        self.poses.append((m.stamp_to_seconds(msg.header.stamp) or now, g))
+        if self.active:                            # only ticks consume samples
+            self.poses.append((m.stamp_to_seconds(msg.header.stamp) or now, g))
 
     # -- control ----------------------------------------------------------------------
 
     def control(self, now):
         if self.hold_pending:
             self.hold_pending = False
-            self.set_parameters([Parameter(f"setpoint.{j}", value=float(v))
-                                 for j, v in zip(self.model.joint_names, self.q)])
+            self._hold_measured_position()
         samples, self.poses = self.poses, []
         self.out = self.controller.step(now, self.q, self.qdot, samples)
         self.saturated = self.out.saturated
         if self.tick % self.estimate_every == 0 and np.isfinite(self.out.tau).all():
             self._publish_estimates(self.out)
         return [self.out.tau]
+
+    def _hold_measured_position(self):
+        """``hold_on_activate``: every set-point becomes the measured position (within its range),
+        in one atomic change, so that activation does not make the arm jump."""
+        lo, hi = self.model.position_limits.T
+        result = self.set_parameters_atomically([Parameter(f"setpoint.{j}", value=float(v)) for j, v in
+                                                 zip(self.model.joint_names, np.clip(self.q, lo, hi))])
+        if not result.successful:
+            self.get_logger().error(f"hold_on_activate: set-points unchanged: {result.reason}")
 
     def on_fault(self, now):
         samples, self.poses = self.poses, []

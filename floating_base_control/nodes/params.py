@@ -30,11 +30,11 @@ def _structural(node_name):
                   "'joints'); [''] = all joints of the URDF in Pinocchio's order", read_only=True),
         ParamSpec("world_frame", "world", "inertial frame of the base pose (REP-105)", read_only=True),
         ParamSpec("base_frame", "base_link", "the floating base link", read_only=True),
-        ParamSpec("joint_states_topic", "/joint_states", "sensor_msgs/JointState input or output",
+        ParamSpec("joint_states_topic", "joint_states", "sensor_msgs/JointState input or output",
                   read_only=True),
-        ParamSpec("base_pose_topic", "/base_pose", "base pose, geometry_msgs/PoseStamped or "
+        ParamSpec("base_pose_topic", "base_pose", "base pose, geometry_msgs/PoseStamped or "
                   "nav_msgs/Odometry (see base_pose_type)", read_only=True),
-        ParamSpec("command_topic", "/effort_controller/commands", "std_msgs/Float64MultiArray joint "
+        ParamSpec("command_topic", "effort_controller/commands", "std_msgs/Float64MultiArray joint "
                   "efforts in 'joints' order", read_only=True),
     ]
 
@@ -117,13 +117,13 @@ def _hopper_structural():
         ParamSpec("joints", [""], "joint names in command order; [''] = the URDF's", **ro),
         ParamSpec("world_frame", "world", "inertial frame of the base odometry", **ro),
         ParamSpec("base_frame", "base_link", "the floating base link", **ro),
-        ParamSpec("joint_states_topic", "/joint_states", "sensor_msgs/JointState", **ro),
-        ParamSpec("base_odometry_topic", "/base_odometry", "nav_msgs/Odometry: base pose and body twist", **ro),
-        ParamSpec("foot_force_topic", "/foot_force", "geometry_msgs/WrenchStamped: force.z is the normal "
+        ParamSpec("joint_states_topic", "joint_states", "sensor_msgs/JointState", **ro),
+        ParamSpec("base_odometry_topic", "base_odometry", "nav_msgs/Odometry: base pose and body twist", **ro),
+        ParamSpec("foot_force_topic", "foot_force", "geometry_msgs/WrenchStamped: force.z is the normal "
                   "ground reaction at the foot (N)", **ro),
-        ParamSpec("command_topic", "/effort_controller/commands", "std_msgs/Float64MultiArray joint efforts",
+        ParamSpec("command_topic", "effort_controller/commands", "std_msgs/Float64MultiArray joint efforts",
                   **ro),
-        ParamSpec("base_torque_topic", "/base_torque_controller/commands", "std_msgs/Float64MultiArray "
+        ParamSpec("base_torque_topic", "base_torque_controller/commands", "std_msgs/Float64MultiArray "
                   "[base torque about the plane normal, N m] (the actuated base torque of the polar spring)",
                   **ro),
     ]
