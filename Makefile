@@ -7,11 +7,14 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
 # ROS 2 traffic stays on this machine: Fast DDS with shared memory only (no UDP
-# sockets, no multicast discovery), and a domain of our own.  Tests that start
-# nodes pick their own domain per test.  On a robot, the user's DDS settings apply.
+# sockets, no multicast discovery), and a domain of our own, whatever ROS_DOMAIN_ID
+# the shell has (shared memory reaches every process on this host in that domain,
+# a robot's drivers included).  Test modules that start nodes pick their own domain.
+# On a robot, the user's DDS settings apply.
+export FBC_ROS_DOMAIN ?= 61
 export FASTDDS_BUILTIN_TRANSPORTS := SHM
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
-export ROS_DOMAIN_ID ?= 61
+export ROS_DOMAIN_ID := $(FBC_ROS_DOMAIN)
 export RCUTILS_COLORIZED_OUTPUT := 0
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
@@ -20,7 +23,11 @@ export MPLBACKEND := Agg
 
 setup: $(STAMP)
 
+# The pinned ROS 2 (Kilted) wheels are built for CPython 3.11 on manylinux_2_28 x86_64.
 $(STAMP): requirements/lock.txt setup.py pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { \
+	  echo "make: needs Python 3.11 (the pinned ROS 2 wheels are cp311); $(PYTHON) is $$($(PYTHON) --version 2>&1)."; \
+	  echo "      Install python3.11 and run: make PYTHON=python3.11 <target>"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
@@ -31,8 +38,9 @@ $(STAMP): requirements/lock.txt setup.py pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/fbc demo orbital --ros --compare --out out/orbital
 
+# FBC_REQUIRE_ROS: the ROS 2 tests fail instead of skipping if the ROS wheels are missing.
 test: $(STAMP)
-	$(PY) -m pytest -q
+	FBC_REQUIRE_ROS=1 $(PY) -m pytest -q
 
 bench: $(STAMP)
 	cd bench && ../$(PY) run.py

@@ -14,6 +14,7 @@ import numpy as np
 
 from common import report, save
 from floating_base_control.nodes import demo
+from floating_base_control.sim.orbital import OrbitalScenario
 
 SKIP_S = 2.0     # start-up transients
 
@@ -21,8 +22,8 @@ SKIP_S = 2.0     # start-up transients
 def run(duration_s=30.0):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "timing.csv")
-        demo.run(duration_s, domain_id=int(os.environ.get("ROS_DOMAIN_ID", 63)),
-                 controller_overrides=[("timing_log", path)], record=False)
+        demo.run(OrbitalScenario(duration_s=duration_s), controller_overrides=[("timing_log", path)],
+                 record=False)
         timing = np.loadtxt(path, delimiter=",", skiprows=1)
     t, compute, age = timing.T
     keep = t >= t[0] + SKIP_S

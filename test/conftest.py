@@ -1,4 +1,5 @@
 """Fixtures: the orbital robot and random kinematic trees, with random states."""
+import os
 import sys
 import zlib
 from pathlib import Path
@@ -14,6 +15,16 @@ from floating_base_control import FloatingBaseModel  # noqa: E402
 from floating_base_control.resources import orbital_robot_urdf  # noqa: E402
 
 TREE_SEEDS = (1, 2, 3)
+
+
+def pytest_configure(config):
+    """``FBC_REQUIRE_ROS=1`` (``make test``, CI): the ROS 2 tests must run, not skip."""
+    if os.environ.get("FBC_REQUIRE_ROS"):
+        try:
+            import rclpy  # noqa: F401
+            from ros_harness import Client  # noqa: F401
+        except ImportError as exc:
+            raise pytest.UsageError(f"FBC_REQUIRE_ROS is set but ROS 2 cannot be imported: {exc}") from exc
 
 
 @pytest.fixture(scope="session")

@@ -1,16 +1,33 @@
 """The orbital demo over DDS, short: two node processes, recorded through topics only."""
+import numpy as np
 import pytest
 
 pytest.importorskip("rclpy")
 
 from floating_base_control.nodes import demo  # noqa: E402
+from floating_base_control.sim.orbital import OrbitalScenario  # noqa: E402
 from ros_harness import domain_for  # noqa: E402
 
+JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 
-def test_ros_demo_runs_and_reports():
-    log, summary = demo.run(duration_s=4.0, domain_id=domain_for(__name__))
+
+def test_ros_demo_runs_the_given_scenario_and_reports():
+    """A set-point 0.2 rad from the start (the YAML's is 76 deg away): the run converges to it only
+    if the scenario reaches the nodes."""
+    q0 = OrbitalScenario().q0
+    scenario = OrbitalScenario(duration_s=4.0, q_d=tuple(np.add(q0, [0.2, 0, 0, 0, 0, 0, 0])))
+    log, summary = demo.run(scenario, domain_id=domain_for(__name__))
     assert summary["status"] == "completed"
     assert summary["duration_s"] >= 4.0
-    assert log["dq_norm_deg"][-1] < 0.5 * log["dq_norm_deg"][0]          # converging to the set-point
+    assert log["dq_norm_deg"][0] == pytest.approx(np.degrees(0.2), abs=0.05)
+    assert log["dq_norm_deg"][-1] < 0.5 * log["dq_norm_deg"][0]          # converging to that set-point
     assert summary["momentum_drift_rel"] < 1e-9
     assert "shared memory" in summary["transport"]
+
+
+def test_what_a_ros_run_cannot_honour_is_refused_by_name():
+    with pytest.raises(ValueError, match="--mass-error and --compensation truth"):
+        demo.scenario_overrides(OrbitalScenario(compensation="truth"), JOINTS)
+    controller, sim = demo.scenario_overrides(OrbitalScenario(pose_rate_hz=20.0, seed=3), JOINTS)
+    assert ("pose_rate_hz", 20.0) in sim and ("seed", 3) in sim
+    assert ("setpoint.panda_joint4", -2.05) in controller and ("compensation", "tau2") in controller

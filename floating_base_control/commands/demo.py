@@ -36,8 +36,8 @@ def _orbital_parser(families):
     p.add_argument("--out", default="out/orbital", help="report directory (default out/orbital)")
     p.add_argument("--ros", action="store_true",
                    help="run as two ROS 2 processes (mujoco_sim + floating_base_controller with "
-                        "config/orbital_robot.yaml) over DDS, shared memory only; the sensor options above "
-                        "then come from the YAML")
+                        "config/orbital_robot.yaml and the options above) over DDS, shared memory only, "
+                        "in domain FBC_ROS_DOMAIN (default 61); not with --mass-error or --compensation truth")
     p.add_argument("--compare", action="store_true",
                    help="with --ros: also run the ROS-free loop of the same scenario and compare")
     p.set_defaults(func=run_orbital)
@@ -55,22 +55,20 @@ def run_orbital(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress = lambda t: print(f"  t = {t:5.1f} s", flush=True)  # noqa: E731
+    scenario = orbital.OrbitalScenario(
+        duration_s=args.duration, compensation=args.compensation, pose_rate_hz=args.pose_rate,
+        pose_rotation_noise=1e-3 * args.pose_noise, pose_position_noise=1e-3 * args.pose_noise,
+        pose_latency_s=args.latency, model_mass_error=args.mass_error, seed=args.seed)
+    print(f"orbital scenario{' over ROS 2 (mujoco_sim + floating_base_controller)' if args.ros else ''}: "
+          f"{args.duration:g} s, compensation {args.compensation}, pose {args.pose_rate:g} Hz -> {out}/")
     if args.ros:
         from ..nodes import demo
-        print(f"orbital scenario over ROS 2 (mujoco_sim + floating_base_controller): {args.duration:g} s -> {out}/")
-        log, summary = demo.run(args.duration, progress=progress)
+        log, summary = demo.run(scenario, progress=progress)
     else:
-        scenario = orbital.OrbitalScenario(
-            duration_s=args.duration, compensation=args.compensation, pose_rate_hz=args.pose_rate,
-            pose_rotation_noise=1e-3 * args.pose_noise, pose_position_noise=1e-3 * args.pose_noise,
-            pose_latency_s=args.latency, model_mass_error=args.mass_error, seed=args.seed)
-        print(f"orbital scenario: {args.duration:g} s, compensation {args.compensation}, "
-              f"pose {args.pose_rate:g} Hz -> {out}/")
         log, summary = orbital.run(scenario, progress=progress)
     if args.ros and args.compare:
         print("the same scenario without ROS (one process, synchronous loop):")
-        summary["ros_free"] = {k: orbital.run(orbital.OrbitalScenario(duration_s=args.duration))[1][k]
-                               for k in KEYS}
+        summary["ros_free"] = {k: orbital.run(scenario)[1][k] for k in KEYS}
     report.write_summary(out, summary)
     report.write_csv(out, log)
     report.plot_orbital(out, log, summary)

@@ -1,11 +1,13 @@
 """The orbital demo over real DDS: ``mujoco_sim`` and ``floating_base_controller`` as two processes.
 
 Started the way a launch file would start them (same executables, the same
-``config/orbital_robot.yaml``), with ROS 2 traffic kept on this machine:
-shared-memory transport only and a domain of our own.  A recorder node in
-this process listens to the simulator's ground truth and to what the
-controller publishes, and the report is the same as the ROS-free runner's
-(``sim/orbital.py``), computed by the same functions.
+``config/orbital_robot.yaml``, the scenario's values as ``-p`` overrides), with
+ROS 2 traffic kept on this machine: shared-memory transport only and a domain
+of our own (``FBC_ROS_DOMAIN``, default 61; never the shell's ``ROS_DOMAIN_ID``,
+which may be a robot's).  A recorder node in this process listens to the
+simulator's ground truth and to what the controller publishes, and the report
+is the same as the ROS-free runner's (``sim/orbital.py``), computed by the same
+functions.
 """
 import os
 import signal
@@ -31,6 +33,7 @@ from ..sim.orbital import Log, OrbitalScenario, evaluation_row, summarize
 from .messages import stamp_to_seconds
 
 LOCAL_DDS = {"FASTDDS_BUILTIN_TRANSPORTS": "SHM", "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"}
+DEFAULT_DOMAIN = 61
 
 
 def node_command(module, params_file, overrides=()):
@@ -103,26 +106,56 @@ class Recorder(Node):
         return log.arrays()
 
 
-def run(duration_s=30.0, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
-        progress=None, record=True):
-    """Run the demo for ``duration_s`` simulated seconds; returns ``(log, summary)`` like ``sim.orbital.run``
-    (``(None, None)`` with ``record=False``: then this process only watches the clock, for benchmarks).
+def scenario_overrides(scenario, joint_names):
+    """The scenario as ``(controller, simulator)`` parameter overrides.
 
-    The processes get ``FASTDDS_BUILTIN_TRANSPORTS=SHM`` and ``ROS_DOMAIN_ID``
-    (default: this environment's, else 62); this process must use the same.
+    Only what a ROS run can honour: the controller model is the URDF's (no
+    ``model_mass_error``) and the controller never sees the simulator's ``mu``
+    (no ``truth`` compensation).
     """
-    domain_id = int(domain_id if domain_id is not None else os.environ.get("ROS_DOMAIN_ID", 62))
+    if scenario.model_mass_error or scenario.compensation == "truth" or scenario.urdf:
+        raise ValueError("over ROS 2 the controller uses the package's URDF and no ground truth: "
+                         "--mass-error and --compensation truth are ROS-free options")
+    per_joint = [(f"{kind}.{j}", float(v)) for kind, values in
+                 (("setpoint", scenario.q_d), ("stiffness", scenario.stiffness), ("damping", scenario.damping))
+                 for j, v in zip(joint_names, values)]
+    obs = scenario.observer
+    controller = [("compensation", scenario.compensation), ("control_rate_hz", scenario.control_rate_hz),
+                  ("observer.k", obs.k), ("observer.l_rot", obs.l_rot), ("observer.l_trans", obs.l_trans),
+                  *per_joint]
+    sim = [("physics_rate_hz", scenario.control_rate_hz * scenario.sim_substeps),
+           ("pose_rate_hz", scenario.pose_rate_hz), ("pose_rotation_noise", scenario.pose_rotation_noise),
+           ("pose_position_noise", scenario.pose_position_noise), ("pose_latency_s", scenario.pose_latency_s),
+           ("q_noise", scenario.q_noise), ("qdot_noise", scenario.qdot_noise), ("seed", scenario.seed),
+           ("q0", list(scenario.q0)), ("mu0_omega_deg_s", list(scenario.mu0_omega_deg_s)),
+           ("mu0_v", list(scenario.mu0_v))]
+    return controller, sim
+
+
+def run(scenario=None, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
+        progress=None, record=True):
+    """Run ``scenario`` (default: :class:`OrbitalScenario()`) over ROS 2; returns ``(log, summary)`` like
+    ``sim.orbital.run`` (``(None, None)`` with ``record=False``: then this process only watches the
+    clock, for benchmarks).  ``controller_overrides`` come last (e.g. a timing log).
+
+    The processes get ``FASTDDS_BUILTIN_TRANSPORTS=SHM`` and ``ROS_DOMAIN_ID = domain_id`` (default:
+    ``FBC_ROS_DOMAIN``, else 61); this process uses the same.
+    """
+    scenario = scenario or OrbitalScenario()
+    duration_s = scenario.duration_s
+    domain_id = int(domain_id if domain_id is not None else os.environ.get("FBC_ROS_DOMAIN", DEFAULT_DOMAIN))
     os.environ.update(local_env(domain_id))
     params_file = params_file or share_file("config/orbital_robot.yaml")
-    scenario = OrbitalScenario(duration_s=duration_s)
     model = FloatingBaseModel.from_urdf(orbital_robot_urdf())
+    controller_params, sim_params = scenario_overrides(scenario, model.joint_names)
     env = local_env(domain_id)
     rclpy.init()
     recorder = Recorder(record)
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
     # the controller first, waiting for input (as a deployed controller would), then the robot
-    procs = [subprocess.Popen(node_command("controller_node", params_file, controller_overrides), env=env)]
+    procs = [subprocess.Popen(node_command("controller_node", params_file,
+                                           [*controller_params, *controller_overrides]), env=env)]
     status = "completed"
     deadline = time.monotonic() + timeout_factor * duration_s + 30.0
     reported = 0
@@ -132,7 +165,7 @@ def run(duration_s=30.0, domain_id=None, params_file=None, controller_overrides=
             executor.spin_once(timeout_sec=0.1)
             if time.monotonic() > up_deadline or procs[0].poll() is not None:
                 raise RuntimeError("floating_base_controller did not come up within 60 s")
-        procs.append(subprocess.Popen(node_command("sim_node", params_file), env=env))
+        procs.append(subprocess.Popen(node_command("sim_node", params_file, sim_params), env=env))
         while recorder.elapsed < duration_s:
             executor.spin_once(timeout_sec=0.1)
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
