@@ -18,7 +18,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 import pinocchio as pin
 
-from .lie import SWAP
+from .lie import SWAP, SWAP_BOTH
 from .linalg import spd_solve
 
 
@@ -34,7 +34,6 @@ class Workspace:
         self.v_pin = np.zeros(model.pin_model.nv)   # base at rest
         self.v_cc = np.zeros(model.pin_model.nv)    # velocities at which rel_terms evaluates CC forces
         self.cc = np.zeros((model.pin_model.nv, 3))  # the CC forces there
-        self.ix_base = np.ix_(SWAP, SWAP)
 
 
 class ShapeKinematics(NamedTuple):
@@ -69,16 +68,17 @@ def shape_kinematics(model, ws, q, qdot=None):
     Z = pd.J[SWAP, 6:] * model.support3
     Zdot = None if qdot is None else pd.dJ[SWAP, 6:] * model.support3
     M, M_b, M_bq, A = inertia_blocks(model, ws)
-    return ShapeKinematics(I, Z, M_b, M_bq, M[6:, 6:].copy(), A, qdot, Zdot)
+    return ShapeKinematics(I, Z, M_b, M_bq, M[6:, 6:].copy(), A, None if qdot is None else ws.v_pin[6:].copy(), Zdot)
 
 
 def inertia_blocks(model, ws):
     """``(M, M_b, M_bq, A_l)`` at the shape in ``ws.q_pin`` (seed 002, eqs. 5, 7 and Def. 3).
 
-    ``M`` is Pinocchio's CRBA result in its own ordering (overwritten by the next call).
+    ``M`` is Pinocchio's CRBA result in its own ordering (some Pinocchio versions return a view of
+    ``ws.pin_data.M``: copy what must outlive the next call).
     """
     M = pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
-    M_b = M[ws.ix_base]
+    M_b = M[SWAP_BOTH]
     M_bq = M[SWAP, 6:]
     return M, M_b, M_bq, spd_solve(M_b, M_bq)
 

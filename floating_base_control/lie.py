@@ -14,7 +14,7 @@ import pinocchio as pin
 #: Index permutation between ``[omega; v]`` and Pinocchio's ``[v; omega]``
 #: (its own inverse).
 SWAP = np.array([3, 4, 5, 0, 1, 2])
-_SWAP_BOTH = np.ix_(SWAP, SWAP)
+SWAP_BOTH = np.ix_(SWAP, SWAP)
 
 
 def skew(w):
@@ -137,10 +137,10 @@ def H(eps):
     ``eps = log(eta)``; it satisfies ``H(eps) eps = eps``.  It is Pinocchio's
     ``Jlog6`` at ``exp(eps)`` in the ``[omega; v]`` ordering.
     """
-    return pin.Jlog6(pin.exp6(np.asarray(eps, dtype=float)[SWAP]))[_SWAP_BOTH]
+    return pin.Jlog6(pin.exp6(np.asarray(eps, dtype=float)[SWAP]))[SWAP_BOTH]
 
 
 def log_and_H(g):
     """``(log(g), H(log(g)))`` from one pose (what an SE(3) observer needs at every tick)."""
     M = pin.SE3(g[:3, :3], g[:3, 3])
-    return pin.log6(M).vector[SWAP], pin.Jlog6(M)[_SWAP_BOTH]
+    return pin.log6(M).vector[SWAP], pin.Jlog6(M)[SWAP_BOTH]

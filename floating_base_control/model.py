@@ -5,7 +5,10 @@ a URDF and the constant per-link data.  Its methods are the checked public
 entry points (shapes and NaN are validated, errors name the argument); each
 evaluates the shape kinematics once and calls the plain functions in
 ``floating_base_control.dynamics``, which the inner loops of the estimator and
-controllers call directly with a preallocated :class:`Workspace`.
+controllers call directly with a preallocated :class:`Workspace`.  The checked
+methods share one workspace created on first use, so a model is not shared
+between threads: give each thread its own model, or its own
+:meth:`FloatingBaseModel.create_data` for the plain functions.
 """
 import numpy as np
 import pinocchio as pin
@@ -210,17 +213,18 @@ class FloatingBaseModel:
     # -- construction checks --------------------------------------------------------
 
     def _check_nondegenerate(self):
-        kin = self.kinematics(np.zeros(self.n))
+        if self.n == 0:
+            raise ModelError(f"{self.source}: no movable joints: a floating base needs a shape (n >= 1)")
         M = pin.crba(self.pin_model, self._workspace().pin_data, self._workspace().q_pin)
         if np.abs(M - M.T).max() > 1e-12 * np.abs(M).max():
             raise ModelError("this Pinocchio build returns a non-symmetric crba(); "
                              f"floating_base_control needs pin >= 3 ({pin.__version__} found)")
-        ev = np.linalg.eigvalsh(kin.M_b)
+        ev = np.linalg.eigvalsh(M[:6, :6])          # M_b up to the order of its rows and columns
         if ev.min() <= DEGENERACY_TOL * ev.max():
             raise ModelError(f"{self.source}: the locked inertia M_b is singular (eigenvalues "
                              f"{ev.min():.3g} .. {ev.max():.3g}): the robot needs mass and a "
                              "non-degenerate rotational inertia")
-        Lam = _rel.reduced_shape_inertia(kin)
+        Lam = _rel.reduced_shape_inertia(self.kinematics(np.zeros(self.n)))
         scale = np.abs(Lam).max()
         dead = [self.joint_names[j] for j in range(self.n) if Lam[j, j] <= DEGENERACY_TOL * scale]
         if dead or np.linalg.eigvalsh(Lam).min() <= DEGENERACY_TOL * scale:

@@ -59,6 +59,13 @@ def test_revolute_locked_frame_rate_is_the_thesis_one(revolute):
     for q in (0.3, 1.0, 1.7802, 2.5):
         assert table(q) == pytest.approx(closed_form(q), abs=1e-7)
     assert table(1.7802) == pytest.approx(0.39638, abs=1e-5)
+    # A knee without limits: tabulated over one turn, continued by whole turns (the closed form's
+    # atan branch moves by pi at each odd multiple of pi).
+    turn = LockedFrameAngle(revolute, -math.pi, math.pi, periodic=True)
+    C = (Ac * b - B * a) / (b * s)
+    for q in (4.0, 8.0, -4.0):
+        branch = 2 * math.pi * math.floor((q + math.pi) / (2 * math.pi))
+        assert turn(q) - turn(1.0) == pytest.approx(closed_form(q) + branch * C - closed_form(1.0), abs=1e-7)
     assert revolute.reduced_shape_inertia([1.7802])[0, 0] == pytest.approx(1.6037e-4, rel=1e-4)
 
 

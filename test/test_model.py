@@ -29,7 +29,11 @@ def test_orbital_robot_loads(orbital):
 
 
 def test_joint_names_follow_the_tree_not_the_file(model):
-    assert len(model.joint_names) == model.n == model.pin_model.nv - 6
+    """Shape coordinates in Pinocchio's depth-first order: each joint after its parent joint."""
+    pm = model.pin_model
+    assert len(model.joint_names) == model.n == pm.nv - 6
+    assert model.joint_names == tuple(pm.names[2:])
+    assert all(pm.parents[i] < i for i in range(2, pm.njoints))
 
 
 def test_continuous_joint_is_a_plain_angle():
@@ -51,6 +55,10 @@ def test_continuous_joint_is_a_plain_angle():
     (urdf(child=LINK.format(name="arm", m=0, ixx=.1, iyy=.1, izz=.1)), "zero mass but non-zero"),
     (urdf(child=LINK.format(name="arm", m="nan", ixx=.1, iyy=.1, izz=.1)), "non-finite"),
     (urdf(child='<link name="arm"/>'), "joints moving no inertia: ['j']"),
+    ('<robot name="r">' + LINK.format(name="base", m=10, ixx=1, iyy=1, izz=1) + "</robot>", "no movable joints"),
+    (urdf(child=LINK.format(name="arm", m=1, ixx=0, iyy=0, izz=0))            # one point mass: no rotational
+     .replace(LINK.format(name="base", m=10, ixx=1, iyy=1, izz=1), '<link name="base"/>'),   # inertia
+     "the locked inertia M_b is singular"),
 ])
 def test_bad_urdf_is_named(text, message):
     with pytest.raises(ModelError, match=None) as err:

@@ -6,18 +6,16 @@ move the base, which joint pairs have the largest curvature).
 """
 import numpy as np
 
+from ..dynamics.centroidal import center_of_mass, inertia_at_com
 from ..dynamics.curvature import curvature_tensor
 from ..dynamics.reduced import reduced_shape_inertia
-from ..lie import skew
 
 
 def shape_report(model, q):
     """Dictionary of the seed 002 quantities of ``model`` at shape ``q`` (plain floats and lists)."""
     kin = model.kinematics(q)
-    M_b, A = kin.M_b, kin.A
-    mass = M_b[3, 3]
-    com = np.array([M_b[2, 4], M_b[0, 5], M_b[1, 3]]) / mass      # M_b[:3, 3:] = m c_x
-    I_com = M_b[:3, :3] + mass * skew(com) @ skew(com)           # rotational inertia at the CoM
+    A, mass = kin.A, kin.M_b[3, 3]
+    com, I_com = center_of_mass(kin), inertia_at_com(kin)
     F = curvature_tensor(kin)
     rot = np.linalg.norm(F[:3], axis=0)                            # |rotational part| per pair
     i, j = np.unravel_index(np.argmax(np.triu(rot, 1)), rot.shape)

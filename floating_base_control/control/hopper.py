@@ -32,6 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import validation as check
+from ..dynamics.centroidal import com_from_locked_inertia
 from ..kinematics import inertia_blocks
 from ..lie import skew
 from ..validation import InputError, ModelError
@@ -48,7 +49,7 @@ VARIANTS = ("I", "II", "III")
 @dataclass
 class HopperGains:
     """Gains, set-points and contact thresholds of the hopping controller (seed 003, Tables
-    4.8 and 4.12); every field is a plain float or str, so a node can expose it as a parameter.
+    4.8 and 4.12); every field is a plain float, bool or str, so a node can expose it as a parameter.
 
     ``q_ref`` (variant III): the shape at which the locked-velocity CoM frame is aligned
     with the CoM-foot line, fixing the free constant of ``theta_bc(q)`` (eq. 3.75); NaN
@@ -162,12 +163,6 @@ class ContactDetector:
 
 # -- geometry of the CoM-foot line (seed 003, eqs. 4.20-4.24) ---------------------------------
 
-def com_in_base(M_b, mass):
-    """CoM ``o_bc`` in the base frame, read from the locked inertia ``[[I_O, m c_x], [-m c_x, m 1]]``."""
-    C = M_b[:3, 3:] / mass
-    return np.array([C[2, 1], C[0, 2], C[1, 0]])
-
-
 def com_jacobian(M_bq, mass):
     """``d o_bc / dq`` in the base frame (3 x n): the linear rows of ``M_bq`` are ``m J_c``."""
     return M_bq[3:] / mass
@@ -268,10 +263,12 @@ class LockedFrameAngle:
     ``samples`` points (trapezoid rule with its end correction, error ~1e-10 rad) and
     interpolated by cubic Hermite polynomials through the values and the exact rates, so that
     ``d theta_bc / dq`` is ``T_omega`` to ~1e-9.  Several joints are refused: there (3.72)
-    generally fails and the angle is path dependent.
+    generally fails and the angle is path dependent.  ``periodic`` (a revolute joint without
+    limits, tabulated over ``[q_lo, q_lo + 2 pi]``): beyond the table, each turn adds the
+    angle of one full turn, since ``T_omega`` has period 2 pi.
     """
 
-    def __init__(self, model, q_lo, q_hi, samples=2001):
+    def __init__(self, model, q_lo, q_hi, samples=2001, periodic=False):
         if model.n != 1:
             raise ModelError(f"controller III needs a path-independent theta_bc(q): implemented "
                              f"for one joint (seed 003, eq. 3.73), the model has {model.n}")
@@ -286,10 +283,19 @@ class LockedFrameAngle:
         steps = 0.5 * self.h * (T[1:] + T[:-1]) + self.h ** 2 / 12.0 * (dT[:-1] - dT[1:])
         self.T = T
         self.theta = np.concatenate([[0.0], np.cumsum(steps)])
+        if periodic and not math.isclose(q_hi - q_lo, 2.0 * math.pi):
+            raise InputError(f"a periodic theta_bc is tabulated over one turn, got [{q_lo}, {q_hi}]")
+        self.periodic = periodic
 
     def __call__(self, q):
         """``theta_bc(q)`` relative to ``theta_bc(q_lo) = 0``, rad."""
         q = float(np.asarray(q).reshape(-1)[0])
+        if self.periodic:
+            turns = math.floor((q - self.q[0]) / (2.0 * math.pi))
+            return self(q - 2.0 * math.pi * turns) + turns * self.theta[-1] if turns else self._table(q)
+        return self._table(q)
+
+    def _table(self, q):
         if not self.q[0] <= q <= self.q[-1]:
             raise InputError(f"q = {q} is outside the tabulated range [{self.q[0]}, {self.q[-1]}] "
                              "of theta_bc")
@@ -306,9 +312,7 @@ class _Geometry:
     """Everything a control step needs at one shape, from one CRBA and one frame Jacobian."""
 
     M: np.ndarray          #: generalized inertia in Pinocchio's order ([v; omega] base, then joints)
-    M_b: np.ndarray
-    M_bq: np.ndarray
-    A: np.ndarray
+    A: np.ndarray          #: mechanical connection
     c: np.ndarray          #: CoM in the base frame
     J_c: np.ndarray        #: its Jacobian w.r.t. q (base fixed), 3 x n
     p_f: np.ndarray        #: foot in the base frame
@@ -338,8 +342,9 @@ class HopperController:
         self._alpha_c_offset = None
         if gains.variant == "III":
             lo, hi = model.position_limits[0]
-            lo, hi = (lo, hi) if np.isfinite([lo, hi]).all() else (-math.pi, math.pi)
-            self._theta_bc = LockedFrameAngle(model, lo, hi)
+            limited = np.isfinite([lo, hi]).all()
+            self._theta_bc = (LockedFrameAngle(model, lo, hi) if limited else
+                              LockedFrameAngle(model, -math.pi, math.pi, periodic=True))
 
     def reset(self, stance=False):
         """Restart the contact detection in ``stance`` (or flight), e.g. before a new run.
@@ -373,8 +378,7 @@ class HopperController:
         J = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)
         p_f = pd.oMf[self.foot_id].translation.copy()
         m = self.model.mass
-        return _Geometry(M.copy(), M_b.copy(), M_bq.copy(), A, com_in_base(M_b, m),
-                         com_jacobian(M_bq, m), p_f, J[:3, 6:].copy())
+        return _Geometry(M.copy(), A, com_from_locked_inertia(M_b), com_jacobian(M_bq, m), p_f, J[:3, 6:].copy())
 
     def energy(self, geo, g1, V1, qdot):
         """Mechanical energy ``E = 1/2 v^T M v + U_g`` with ``v = [V1; qdot]`` and the gravity
@@ -444,13 +448,15 @@ def _checked(meas, n):
     The inner loop checks shapes and finiteness at once (not the orthonormality of ``g1``);
     on failure ``validation`` names the offending field.
     """
-    q, qdot, g1, V1 = (np.asarray(x, dtype=float) for x in (meas.q, meas.qdot, meas.g1, meas.V1))
-    if (q.shape, qdot.shape, g1.shape, V1.shape) != ((n,), (n,), (4, 4), (6,)) \
-            or not math.isfinite(q.sum() + qdot.sum() + g1.sum() + V1.sum()):
-        check.vector("q", meas.q, n)
-        check.vector("qdot", meas.qdot, n)
-        check.array("g1", meas.g1, (4, 4))
-        check.vector("V1", meas.V1, 6)
+    try:
+        q, qdot, g1, V1 = (np.asarray(x, dtype=float) for x in (meas.q, meas.qdot, meas.g1, meas.V1))
+        ok = ((q.shape, qdot.shape, g1.shape, V1.shape) == ((n,), (n,), (4, 4), (6,))
+              and math.isfinite(q.sum() + qdot.sum() + g1.sum() + V1.sum()))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        return (check.vector("q", meas.q, n), check.vector("qdot", meas.qdot, n),
+                check.array("g1", meas.g1, (4, 4)), check.vector("V1", meas.V1, 6))
     return q, qdot, g1, V1
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..dynamics.rel_terms import rel_terms
 from ..estimation.observer import MomentumObserver, ObserverGains
+from .. import validation as check
 from ..validation import InputError
 from . import shape
 
@@ -36,13 +37,51 @@ class OrbitalController:
                  torque_limits=None):
         self.model = model
         self.ws = model.create_data()
-        self.q_d = np.asarray(q_d, dtype=float)
+        self.q_d = q_d
         self.shape_gains = shape_gains
-        self.observer = MomentumObserver(model, observer_gains or ObserverGains())
+        self.observer = MomentumObserver(observer_gains or ObserverGains())
+        self.compensation = compensation
+        self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
+
+    # Checked when set (the ROS node replaces them between ticks): sizes must match the model.
+    @property
+    def q_d(self):
+        return self._q_d
+
+    @q_d.setter
+    def q_d(self, q_d):
+        self._q_d = check.vector("q_d", q_d, self.model.n)
+
+    @property
+    def shape_gains(self):
+        return self._shape_gains
+
+    @shape_gains.setter
+    def shape_gains(self, gains):
+        if gains.stiffness.shape != (self.model.n,):
+            raise InputError(f"shape gains need one value per joint ({self.model.n}), got {gains.stiffness.shape}")
+        self._shape_gains = gains
+
+    @property
+    def torque_limits(self):
+        return self._torque_limits
+
+    @torque_limits.setter
+    def torque_limits(self, limits):
+        limits = check.vector("torque_limits", limits, self.model.n)
+        if (limits <= 0).any():
+            raise InputError(f"torque_limits must be > 0, got {limits.tolist()}")
+        self._torque_limits = limits
+
+    @property
+    def compensation(self):
+        return self._compensation
+
+    @compensation.setter
+    def compensation(self, compensation):
         if compensation not in shape.COMPENSATIONS:
             raise InputError(f"compensation must be one of {shape.COMPENSATIONS}, got {compensation!r}")
-        self.compensation = compensation
-        self.torque_limits = model.effort_limits if torque_limits is None else np.asarray(torque_limits)
+        self._compensation = compensation
 
     def hold(self, t, pose_samples=()):
         """A tick at ``t`` without usable joint states: keep the pose samples, do not
@@ -68,7 +107,9 @@ class OrbitalController:
         if estimate is not None:
             obs.update(estimate, terms)
         if self.compensation == "truth":
-            terms = rel_terms(self.model, self.ws, q, qdot, mu_true)
+            if mu_true is None:
+                raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
+            terms = rel_terms(self.model, self.ws, q, qdot, check.vector("mu_true", mu_true, 6))
         tau_c = shape.task_torque(q, qdot, self.q_d, self.shape_gains)
         tau, saturated = shape.saturate(tau_c + shape.compensation_torque(terms, self.compensation),
                                         self.torque_limits)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import validation as check
 from ..validation import InputError
 
 #: Compensation variants: eq. 45 with the observer's mu (tau1, tau2), PD only (none),
@@ -31,11 +32,11 @@ class ShapeGains:
     damping: np.ndarray        #: D_q > 0 (Lemma 11), N m s/rad
 
     def __post_init__(self):
-        self.stiffness = np.asarray(self.stiffness, dtype=float)
-        self.damping = np.asarray(self.damping, dtype=float)
-        if not np.isfinite(self.stiffness).all() or (self.stiffness < 0).any():
+        self.stiffness = check.array("shape gain stiffness", self.stiffness, np.shape(self.stiffness))
+        self.damping = check.array("shape gain damping", self.damping, np.shape(self.damping))
+        if (self.stiffness < 0).any():
             raise InputError(f"shape gain stiffness must be finite and >= 0, got {self.stiffness.tolist()}")
-        if not np.isfinite(self.damping).all() or (self.damping <= 0).any():
+        if (self.damping <= 0).any():
             raise InputError(f"shape gain damping must be finite and > 0, got {self.damping.tolist()}")
         if self.stiffness.shape != self.damping.shape:
             raise InputError("shape gains stiffness and damping must have the same length")

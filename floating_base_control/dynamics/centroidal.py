@@ -21,9 +21,14 @@ from ..lie import Ad, Ad_inv, skew
 
 
 def center_of_mass(kin):
-    """Total CoM ``c(q)`` in base coordinates, read off ``M_b = [[I_O, m c_x], [-m c_x, m 1]]``."""
-    M = kin.M_b
-    return np.array([M[2, 4], M[0, 5], M[1, 3]]) / M[3, 3]
+    """Total CoM ``c(q)`` in base coordinates (see :func:`com_from_locked_inertia`)."""
+    return com_from_locked_inertia(kin.M_b)
+
+
+def com_from_locked_inertia(M_b):
+    """CoM in base coordinates, read off the locked inertia ``M_b = [[I_O, m c_x], [-m c_x, m 1]]``
+    (seed 002, eq. 7; base twists ``[omega; v]``)."""
+    return np.array([M_b[2, 4], M_b[0, 5], M_b[1, 3]]) / M_b[3, 3]
 
 
 def inertia_at_com(kin):

@@ -97,8 +97,7 @@ class MomentumObserver:
     ``(q, qdot, mu_hat_o)``.
     """
 
-    def __init__(self, model, gains=None, history_s=2.0):
-        self.model = model
+    def __init__(self, gains=None, history_s=2.0):
         self.gains = gains or ObserverGains()
         self.history = deque()          # (t, dt, V1_hat): the prediction's increments
         self.history_s = history_s
