@@ -21,6 +21,18 @@ def test_quaternion_orders():
     assert_close(pin.Quaternion(R).coeffs(), [0, 0, s, s], 1e-15)   # Pinocchio: x, y, z, w
 
 
+def test_package_quaternions_have_w_nonnegative_and_read_any_scale(rng):
+    """transforms3d row: w, x, y, z; the package writes w >= 0 and reads non-unit quaternions."""
+    for _ in range(20):
+        R = random_pose(rng)[:3, :3]
+        quat = cv.matrix_to_quat_wxyz(R)
+        assert quat[0] >= 0 and np.linalg.norm(quat) == pytest.approx(1.0, abs=1e-15)
+        assert_close(cv.quat_wxyz_to_matrix(-3.0 * quat), R, 1e-14)
+        mj = np.zeros(4)
+        mujoco.mju_mat2Quat(mj, R.reshape(-1))                     # MuJoCo: w, x, y, z
+        assert_close(mj * np.sign(mj[0]), quat, 1e-14)
+
+
 def test_pinocchio_free_flyer_is_body_linear_then_angular(rng):
     g1, V1, q, qdot = random_pose(rng), rng.normal(size=6), rng.normal(size=3), rng.normal(size=3)
     q_pin, v_pin = cv.to_pinocchio(g1, q, V1, qdot)

@@ -51,7 +51,7 @@ def controller_params(joint_names, position_limits, effort_limits):
         ParamSpec("diagnostics_rate_hz", 2.0, "rate of /diagnostics", (0.1, 50.0), read_only=True),
         ParamSpec("autostart", True, "configure and activate at start (else wait for lifecycle "
                   "transitions)", read_only=True),
-        ParamSpec("timing_log", "", "if set: write every tick's time, period, compute time and joint-state "
+        ParamSpec("timing_log", "", "if set: write every tick's time, compute time and joint-state "
                   "age to this CSV file at shutdown (for benchmarks)", read_only=True),
         ParamSpec("hold_on_activate", True, "at activation, set every setpoint to the measured joint "
                   "position (no jump); false: use the setpoint parameters", read_only=True),
