@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.rel_terms import rel_terms
+from ..dynamics.rel_terms import RELTerms, rel_terms
 from ..estimation.observer import MomentumObserver, ObserverGains
 from .. import validation as check
 from ..validation import InputError
@@ -24,6 +24,7 @@ class ControlOutput(NamedTuple):
     tau_hat_2: np.ndarray       #: eq. 45, i = 2
     mu_hat_o: np.ndarray        #: observer's estimate of mu in the base frame
     saturated: bool             #: a torque limit was hit
+    terms: RELTerms             #: REL terms at ``(q, qdot, mu_hat_o)`` (M_b, A_l qdot, ... for outputs)
 
 
 class OrbitalController:
@@ -106,12 +107,13 @@ class OrbitalController:
         terms = rel_terms(self.model, self.ws, q, qdot, mu_hat_o)
         if estimate is not None:
             obs.update(estimate, terms)
+        compensated = terms
         if self.compensation == "truth":
             if mu_true is None:
                 raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
-            terms = rel_terms(self.model, self.ws, q, qdot, check.vector("mu_true", mu_true, 6))
+            compensated = rel_terms(self.model, self.ws, q, qdot, check.vector("mu_true", mu_true, 6))
         tau_c = shape.task_torque(q, qdot, self.q_d, self.shape_gains)
-        tau, saturated = shape.saturate(tau_c + shape.compensation_torque(terms, self.compensation),
+        tau, saturated = shape.saturate(tau_c + shape.compensation_torque(compensated, self.compensation),
                                         self.torque_limits)
-        return ControlOutput(tau, tau_c, shape.tau_hat_1(terms), shape.tau_hat_2(terms), mu_hat_o,
-                             saturated)
+        return ControlOutput(tau, tau_c, shape.tau_hat_1(compensated), shape.tau_hat_2(compensated), mu_hat_o,
+                             saturated, terms)

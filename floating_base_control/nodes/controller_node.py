@@ -136,17 +136,16 @@ class ControllerNode(ControlNode):
         obs = self.controller.observer
         stamp = self.get_clock().now().to_msg()
         world, base = self._p("world_frame"), self._p("base_frame")
-        kin = self.model.kinematics(self.q)
         odom = Odometry()
         odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, world, base
         fill_pose_msg(odom.pose.pose, obs.g_hat)
-        fill_twist_msg(odom.twist.twist, out.mu_hat_o - kin.A @ self.qdot)
+        fill_twist_msg(odom.twist.twist, out.mu_hat_o - out.terms.A_qdot)           # eq. 9
         self.est_pub.publish(odom)
         mu = TwistStamped()
         mu.header.stamp, mu.header.frame_id = stamp, base
         fill_twist_msg(mu.twist, out.mu_hat_o)
         self.mu_pub.publish(mu)
-        J = Ad_inv(obs.g_hat).T @ (kin.M_b @ out.mu_hat_o)
+        J = Ad_inv(obs.g_hat).T @ (out.terms.M_b @ out.mu_hat_o)
         w = WrenchStamped()
         w.header.stamp, w.header.frame_id = stamp, world
         m.fill_vector3(w.wrench.torque, J[:3])
