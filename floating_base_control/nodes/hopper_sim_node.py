@@ -76,9 +76,9 @@ class HopperSimNode(Node):
         return self.steps * self.dt
 
     def _on_command(self, msg):
-        tau = np.asarray(msg.data, dtype=float)
-        if tau.size == self.model.n and np.isfinite(tau).all():
-            self.tau, self.cmd_time, self.commanded = tau[self.cmd_index], self.t, True
+        tau = m.effort_command(msg.data, self.cmd_index)
+        if tau is not None:
+            self.tau, self.cmd_time, self.commanded = tau, self.t, True
         else:
             self.get_logger().warning(f"ignoring effort command {list(msg.data)}", throttle_duration_sec=1.0)
 

@@ -68,6 +68,16 @@ def _fmt(v):
 OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
 
 
+def effort_command(data, cmd_index):
+    """Joint efforts of a command (``Float64MultiArray.data``) in the model's joint order
+    (``cmd_index``: the command entry of each model joint), or ``None`` if the command has
+    the wrong length or a non-finite value."""
+    tau = np.asarray(data, dtype=float)
+    if tau.size != len(cmd_index) or not np.isfinite(tau).all():
+        return None
+    return tau[cmd_index]
+
+
 def joint_order(joints, model_joints):
     """The ``joints`` parameter checked against the model: joint names in command order
     (``['']``: the model's order)."""

@@ -91,13 +91,12 @@ class SimNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_command(self, msg):
-        tau = np.asarray(msg.data, dtype=float)
-        if tau.size != self.model.n or not np.isfinite(tau).all():
-            self.get_logger().warning(f"ignoring effort command of length {tau.size} "
-                                   f"(finite: {np.isfinite(tau).all()})", throttle_duration_sec=1.0)
+        tau = m.effort_command(msg.data, self.cmd_index)
+        if tau is None:
+            self.get_logger().warning(f"ignoring effort command {list(msg.data)}: needs {self.model.n} finite "
+                                      "values", throttle_duration_sec=1.0)
             return
-        self.tau = tau[self.cmd_index]
-        self.cmd_time = self._wall()
+        self.tau, self.cmd_time = tau, self._wall()
 
     def _tick(self):
         wall = self._wall()
