@@ -31,6 +31,13 @@ def test_demo_variant_and_errors(tmp_path, capsys):
     main(["demo", "hopper", "--robot", "revolute", "--experiment", "IV", "--variant", "III",
           "--duration", "0.05", "--out", str(tmp_path), "--no-plots"])
     assert json.loads((tmp_path / "summary.json").read_text())["variant"] == "III"
+    main(["demo", "hopper", "--robot", "revolute", "--experiment", "I", "--duration", "0.05",
+          "--floor-K", "2500", "--floor-D", "300", "--out", str(tmp_path), "--no-plots"])
+    settings = json.loads((tmp_path / "summary.json").read_text())["settings"]
+    assert (settings["floor_K"], settings["floor_D"]) == (2500.0, 300.0)
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "hopper", "--floor-K", "-1", "--out", str(tmp_path)])
+    assert exc.value.code == 2 and "floor_K > 0" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
         main(["demo", "hopper", "--robot", "prismatic", "--experiment", "IV", "--out", str(tmp_path)])
     assert exc.value.code == 2 and "no experiment 'IV' for the prismatic hopper" in capsys.readouterr().err

@@ -79,6 +79,7 @@ def run_orbital(args):
 
 
 def _hopper_parser(families):
+    from ..sim.hopper import FLOOR_D, FLOOR_K
     from ..sim.hopper_experiments import EXPERIMENT_NAMES
     p = families.add_parser("hopper", help="the hopping experiments of seed 003 (Feurstein 2021, ch. 4)",
                             description="Run one of the thesis' hopping experiments (Tables 4.7-4.8, "
@@ -91,6 +92,10 @@ def _hopper_parser(families):
     p.add_argument("--duration", type=float, help="simulated time, s (default: per experiment)")
     p.add_argument("--floor", choices=("viscoelastic", "mujoco"), default="viscoelastic",
                    help="the thesis' floor (default) or MuJoCo's own contact")
+    p.add_argument("--floor-K", type=float, default=FLOOR_K,
+                   help=f"viscoelastic floor stiffness, N/m (default {FLOOR_K:g}, Table 4.11)")
+    p.add_argument("--floor-D", type=float, default=FLOOR_D,
+                   help=f"viscoelastic floor damping, N s/m (default {FLOOR_D:g}, Table 4.11)")
     p.add_argument("--base", choices=("planar", "free"), default="planar",
                    help="MuJoCo base joint: planar (default) or free (3D, plane kept by symmetry)")
     p.add_argument("--gravity", type=float, help="g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)")
@@ -109,7 +114,8 @@ def _run_hopper(args):
     out.mkdir(parents=True, exist_ok=True)
     print(f"{exp.robot} hopper, Exp {exp.name} ({exp.description}), controller {exp.gains.variant}, "
           f"{args.floor} floor, {args.base} base")
-    log, flows, meta = run(exp, args.duration, floor=args.floor, base=args.base, timestep=args.timestep)
+    log, flows, meta = run(exp, args.duration, floor=args.floor, base=args.base, timestep=args.timestep,
+                           floor_K=args.floor_K, floor_D=args.floor_D)
     summary = summarize(exp, log, flows, meta)
     with open(out / "summary.json", "w") as f:
         json.dump(summary, f, indent=2)

@@ -130,6 +130,9 @@ class HopperPlant:
             raise InputError(f"floor must be one of {FLOORS}, got {floor!r}")
         if base not in BASES:
             raise InputError(f"base must be one of {BASES}, got {base!r}")
+        if not (np.isfinite([floor_K, floor_D]).all() and floor_K > 0.0 and floor_D >= 0.0):
+            raise InputError(f"the floor needs a finite stiffness floor_K > 0 and damping floor_D >= 0, "
+                             f"got floor_K = {floor_K}, floor_D = {floor_D}")
         self.floor_kind, self.base_kind, self.K, self.D = floor, base, float(floor_K), float(floor_D)
         spec = build_spec(urdf_path, model.joint_names, model.effort_limits, model.gravity,
                           timestep, "implicitfast", contacts=floor == "mujoco")

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..control.hopper import HopperController, HopperGains
 from ..validation import InputError
-from .hopper import HopperPlant, hopper_model, hopper_urdf, planar_pose, planar_twist
+from .hopper import FLOOR_D, FLOOR_K, HopperPlant, hopper_model, hopper_urdf, planar_pose, planar_twist
 
 EXPERIMENT_NAMES = ("I", "II", "III", "IV", "V", "VI")
 
@@ -161,9 +161,10 @@ IMPACT_MAX_DURATION = 0.005
 
 
 def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=1e-4, control_every=1, log_every=10,
-        fall_height=0.4, fall_angle_deg=60.0):
+        fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D):
     """Simulate ``exp`` for ``duration`` seconds (default: the experiment's); returns
-    ``(log, flows, meta)``.
+    ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the viscoelastic floor's stiffness (N/m)
+    and damping (N s/m), default the thesis' (Tables 4.6, 4.11).
 
     The controller runs every ``control_every`` steps on the plant's sensors; the run stops
     when the robot falls: CoM below ``fall_height * r_des``, or the CoM-foot line more than
@@ -171,7 +172,8 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=1e-4, 
     """
     duration = exp.duration if duration is None else float(duration)
     model = hopper_model(exp.robot, exp.gravity)
-    plant = HopperPlant(model, hopper_urdf(exp.robot), floor=floor, base=base, timestep=timestep)
+    plant = HopperPlant(model, hopper_urdf(exp.robot), floor=floor, base=base, timestep=timestep,
+                        floor_K=floor_K, floor_D=floor_D)
     controller = HopperController(model, exp.gains)
     plant.set_state(*exp.initial_state())
     log, flows = RunLog(), EnergyFlows()
@@ -193,8 +195,10 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=1e-4, 
     com, com_vel, L = plant.com_and_momentum()
     _log_row(log, plant, controller.step(meas), com, com_vel, L, _alpha_cf(com, plant.foot_position()),
              flows, E0)
+    viscoelastic = floor == "viscoelastic"      # K and D mean nothing for MuJoCo's contact
     meta = {"E0": E0, "E_end": plant.energy(), "timestep": timestep, "control_every": control_every,
-            "floor": floor, "base": base, "duration": duration}
+            "floor": floor, "floor_K": floor_K if viscoelastic else None,
+            "floor_D": floor_D if viscoelastic else None, "base": base, "duration": duration}
     return log, flows, meta
 
 
