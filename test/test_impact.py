@@ -8,7 +8,7 @@ from conftest import assert_close, random_state
 from floating_base_control.conventions import to_pinocchio
 from floating_base_control.dynamics.impact import generalized_inertia, plastic_impact, point_jacobian
 from floating_base_control.dynamics.reduced import momentum_map
-from floating_base_control.lie import skew
+from floating_base_control.lie import SWAP, skew
 from test_lie import random_pose
 
 
@@ -48,6 +48,11 @@ def test_plastic_impact_obeys_impulse_balance_carnot_and_momentum_about_the_cont
     g1 = random_pose(rng)
     kin = model.kinematics(q)
     M = generalized_inertia(kin)
+    pm = model.pin_model
+    to_pin = np.r_[SWAP, 6 + np.arange(model.n)]         # [V1; qdot] -> Pinocchio's v
+    M_pin = pin.crba(pm, pm.createData(), to_pinocchio(g1, q))
+    M_pin = np.triu(M_pin) + np.triu(M_pin, 1).T                  # older Pinocchio fills the upper half
+    assert_close(M, M_pin[np.ix_(to_pin, to_pin)], 1e-10, "M vs Pinocchio's CRBA")
     p, J_pq = _contact_point(model, q, rng.normal(size=3) * 0.1)
     J = point_jacobian(p, J_pq)
     v_minus = np.concatenate([V1, qdot])
