@@ -20,7 +20,7 @@ COLCON_OPTIONS = {"develop": {"script_dir": f"$base/lib/{PACKAGE}"},
 setup(
     name=PACKAGE,
     version="0.1.0",
-    packages=find_packages(exclude=["test", "test.*", "bench"]),
+    packages=find_packages(exclude=["test", "test.*", "bench", "studies"]),
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -49,10 +49,10 @@ setup(
     entry_points={
         "console_scripts": [
             "fbc = floating_base_control.cli:main",
-            "floating_base_controller = floating_base_control.nodes.controller_node:main",
-            "mujoco_sim = floating_base_control.nodes.sim_node:main",
-            "hopper_controller = floating_base_control.nodes.hopper_controller_node:main",
-            "hopper_sim = floating_base_control.nodes.hopper_sim_node:main",
+            "floating_base_controller = floating_base_control.nodes.orbital_controller:main",
+            "mujoco_sim = floating_base_control.nodes.orbital_sim:main",
+            "hopper_controller = floating_base_control.nodes.hopper_controller:main",
+            "hopper_sim = floating_base_control.nodes.hopper_sim:main",
         ],
     },
 )

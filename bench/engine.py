@@ -24,8 +24,8 @@ from common import save
 from floating_base_control import FloatingBaseModel
 from floating_base_control.control.shape import tau_hat_1, tau_hat_2
 from floating_base_control.dynamics import curvature as curv
-from floating_base_control.dynamics import reduced as rel
-from floating_base_control.dynamics.rel_terms import rel_terms
+from floating_base_control.dynamics import rel_matrices as rel
+from floating_base_control.dynamics.rel_fast import rel_terms
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics
 from floating_base_control.resources import orbital_robot_urdf
 

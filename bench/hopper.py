@@ -12,10 +12,10 @@ import pinocchio as pin
 
 from common import save
 from engine import median_us
-from floating_base_control.control.hopper import ContactDetector, HopperController, HopperMeasurements
-from floating_base_control.sim.hopper import hopper_model, planar_pose, planar_twist
-from floating_base_control.sim import hopper_experiments
-from floating_base_control.sim.hopper_experiments import experiment
+from floating_base_control.hopper.controller import ContactDetector, HopperController, HopperMeasurements
+from floating_base_control.hopper.model import hopper_model, planar_pose, planar_twist
+from floating_base_control.hopper import experiments as hopper_experiments
+from floating_base_control.hopper.experiments import experiment
 
 
 def run():

@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 
 from common import report, save
-from floating_base_control.sim import orbital
+from floating_base_control.orbital import scenario as orbital
 
 
 def step_timing(ticks=3000):

@@ -13,8 +13,8 @@ import tempfile
 import numpy as np
 
 from common import report, save
-from floating_base_control.nodes import demo
-from floating_base_control.sim.orbital import OrbitalScenario
+from floating_base_control.nodes import orbital_demo as demo
+from floating_base_control.orbital.scenario import OrbitalScenario
 
 SKIP_S = 2.0     # start-up transients
 

@@ -17,8 +17,8 @@ from . import validation as check
 from .conventions import swap_halves, to_pinocchio
 from .dynamics import curvature as _curv
 from .dynamics import hamel as _hamel
-from .dynamics import reduced as _rel
-from .dynamics import rel_terms as _terms
+from .dynamics import rel_matrices as _rel
+from .dynamics import rel_fast as _terms
 from .kinematics import Workspace, shape_kinematics
 from .urdf_loader import build_pinocchio_model, read_urdf
 from .validation import ModelError
@@ -174,7 +174,7 @@ class FloatingBaseModel:
         return swap_halves(g[:6]), g[6:]
 
     def rel_terms(self, q, qdot, mu):
-        """:class:`~floating_base_control.dynamics.rel_terms.RELTerms`: inertias and CC forces of
+        """:class:`~floating_base_control.dynamics.rel_fast.RELTerms`: inertias and CC forces of
         the REL equations (eq. 18) at ``(q, qdot, mu)``, split by velocity dependency."""
         q, qdot = check.vector("q", q, self.n), check.vector("qdot", qdot, self.n)
         return _terms.rel_terms(self, self._workspace(), q, qdot, check.vector("mu", mu, 6))

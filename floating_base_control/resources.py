@@ -7,6 +7,8 @@ ament index of a colcon install.
 import sys
 from pathlib import Path
 
+from .validation import InputError
+
 PACKAGE = "floating_base_control"
 
 
@@ -34,3 +36,14 @@ def share_file(relpath):
 def orbital_robot_urdf():
     """Path of the orbital robot URDF shipped with the package."""
     return share_file("urdf/orbital_robot.urdf")
+
+
+#: The hoppers of seed 003 shipped with the package (``urdf/hopper_<robot>.urdf``).
+HOPPERS = ("prismatic", "revolute")
+
+
+def hopper_urdf(robot):
+    """Path of the URDF of the ``"prismatic"`` or ``"revolute"`` hopper."""
+    if robot not in HOPPERS:
+        raise InputError(f"robot must be one of {HOPPERS}, got {robot!r}")
+    return share_file(f"urdf/hopper_{robot}.urdf")

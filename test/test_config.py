@@ -19,7 +19,7 @@ from floating_base_control import FloatingBaseModel
 from floating_base_control.nodes.params import (controller_params, hopper_controller_params, hopper_sim_params,
                                                 sim_params)
 from floating_base_control.resources import orbital_robot_urdf
-from floating_base_control.sim.orbital import OrbitalScenario
+from floating_base_control.orbital.scenario import OrbitalScenario
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.py"))

@@ -6,12 +6,12 @@ import pytest
 from conftest import MODEL_NAMES, assert_close, model_urdf, random_state
 from floating_base_control import FloatingBaseModel
 from floating_base_control.conventions import from_pinocchio, to_pinocchio
-from floating_base_control.dynamics import reduced as rel
+from floating_base_control.dynamics import rel_matrices as rel
 from floating_base_control.lie import Ad, Ad_inv, ad, ad_tilde, exp, hat
 from random_tree import rebase_urdf
 from reference_rel import LinkFrames
 from test_lie import random_pose
-from test_reduced import reduced_rates_from_pinocchio
+from test_rel_matrices import reduced_rates_from_pinocchio
 
 
 @pytest.fixture(scope="module", params=MODEL_NAMES)

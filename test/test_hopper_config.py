@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from conftest import node_sections
 
-from floating_base_control.control.hopper import HopperGains
-from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K
-from floating_base_control.sim.hopper_experiments import experiment
+from floating_base_control.hopper.controller import HopperGains
+from floating_base_control.hopper.plant import FLOOR_D, FLOOR_K
+from floating_base_control.hopper.experiments import experiment
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "hopper.yaml"
 

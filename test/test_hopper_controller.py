@@ -8,10 +8,10 @@ import pytest
 
 from conftest import assert_close
 from floating_base_control import InputError, ModelError
-from floating_base_control.control.hopper import (BASE_PLANE_NORMAL, ContactDetector, HopperController,
+from floating_base_control.hopper.controller import (BASE_PLANE_NORMAL, ContactDetector, HopperController,
                                                   HopperGains, HopperMeasurements, base_pitch, polar_angle)
 from floating_base_control.lie import exp
-from floating_base_control.sim.hopper import hopper_model, planar_pose, planar_twist
+from floating_base_control.hopper.model import hopper_model, planar_pose, planar_twist
 
 ROBOTS = {"prismatic": (0.08, 0.15), "revolute": (1.2, 2.3)}
 

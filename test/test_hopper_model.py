@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 
 from conftest import assert_close
-from floating_base_control.control.hopper import (BASE_PLANE_NORMAL, HopperController, HopperGains,
+from floating_base_control.hopper.controller import (BASE_PLANE_NORMAL, HopperController, HopperGains,
                                                   LockedFrameAngle, polar_angle)
-from floating_base_control.sim.hopper import HopperPlant, hopper_model, hopper_urdf, planar_pose, planar_twist
-from floating_base_control.sim.hopper_experiments import experiment
+from floating_base_control.hopper.model import hopper_model, planar_pose, planar_twist
+from floating_base_control.hopper.plant import HopperPlant
+from floating_base_control.resources import hopper_urdf
+from floating_base_control.hopper.experiments import experiment
 
 
 @pytest.fixture(scope="module")

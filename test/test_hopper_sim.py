@@ -6,10 +6,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from floating_base_control.analysis.hopper_report import flights, summarize
-from floating_base_control.sim.hopper import HopperPlant, hopper_model, hopper_urdf
-from floating_base_control.sim.hopper_experiments import experiment, run
-from floating_base_control.control.hopper import PLANE_NORMAL, HopperController
+from floating_base_control.hopper.report import flights, summarize
+from floating_base_control.hopper.model import hopper_model
+from floating_base_control.hopper.plant import HopperPlant
+from floating_base_control.resources import hopper_urdf
+from floating_base_control.hopper.experiments import experiment, run
+from floating_base_control.hopper.controller import PLANE_NORMAL, HopperController
 from floating_base_control.dynamics.centroidal import centroidal_momentum
 from floating_base_control.dynamics.impact import generalized_inertia, plastic_impact, point_jacobian
 

@@ -7,7 +7,7 @@ import pinocchio as pin
 from conftest import assert_close, random_state
 from floating_base_control.conventions import to_pinocchio
 from floating_base_control.dynamics.impact import generalized_inertia, plastic_impact, point_jacobian
-from floating_base_control.dynamics.reduced import momentum_map
+from floating_base_control.dynamics.rel_matrices import momentum_map
 from floating_base_control.lie import SWAP, skew
 from test_lie import random_pose
 

@@ -4,14 +4,14 @@ import pytest
 
 from conftest import assert_close
 from floating_base_control import InputError
-from floating_base_control.control.orbital import OrbitalController
+from floating_base_control.orbital.controller import OrbitalController
 from floating_base_control.control.shape import ShapeGains
 from floating_base_control.estimation.observer import MomentumObserver, ObserverGains
 from floating_base_control.lie import exp, inv, log
 from floating_base_control.resources import orbital_robot_urdf
-from floating_base_control.sim.orbital import OrbitalScenario
+from floating_base_control.orbital.scenario import OrbitalScenario
 from floating_base_control.sim.plant import MujocoPlant
-from floating_base_control.sim.sensors import PoseSensor
+from floating_base_control.orbital.sensors import PoseSensor
 
 # Stiffer than the default scenario (whose gains leave margin for the jitter of a ROS loop):
 # this loop is synchronous, and the claims are about the observer and the compensation.

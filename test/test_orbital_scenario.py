@@ -6,8 +6,8 @@ import numpy as np
 from floating_base_control.cli import main
 from floating_base_control.estimation.observer import ObserverGains
 from floating_base_control.lie import log
-from floating_base_control.sim import orbital
-from floating_base_control.sim.sensors import PoseSensor
+from floating_base_control.orbital import scenario as orbital
+from floating_base_control.orbital.sensors import PoseSensor
 
 
 def test_pose_sensor_rate_latency_and_noise():

@@ -4,7 +4,7 @@ import numpy as np
 import reference_rel as ref
 from conftest import assert_close, random_state
 from floating_base_control.dynamics import curvature as curv
-from floating_base_control.dynamics import reduced as rel
+from floating_base_control.dynamics import rel_matrices as rel
 from floating_base_control.lie import ad, ad_tilde
 
 

@@ -9,7 +9,7 @@ ros_harness = pytest.importorskip("ros_harness")
 from lifecycle_msgs.msg import Transition  # noqa: E402
 from lifecycle_msgs.srv import ChangeState  # noqa: E402
 
-from floating_base_control.sim.orbital import OrbitalScenario  # noqa: E402
+from floating_base_control.orbital.scenario import OrbitalScenario  # noqa: E402
 
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 S = OrbitalScenario()
@@ -27,7 +27,7 @@ QDOT = np.r_[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5]         # joint 7 moving
 @pytest.fixture(scope="module")
 def ros():
     domain = ros_harness.domain_for(__name__)
-    proc = ros_harness.start_node("controller_node", domain, PARAMS)
+    proc = ros_harness.start_node("orbital_controller", domain, PARAMS)
     client = ros_harness.Client(domain, JOINTS)
     yield client
     client.close()

@@ -4,8 +4,8 @@ import pytest
 
 pytest.importorskip("rclpy")
 
-from floating_base_control.nodes import demo  # noqa: E402
-from floating_base_control.sim.orbital import OrbitalScenario  # noqa: E402
+from floating_base_control.nodes import orbital_demo as demo  # noqa: E402
+from floating_base_control.orbital.scenario import OrbitalScenario  # noqa: E402
 from ros_harness import domain_for  # noqa: E402
 
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]

@@ -9,7 +9,7 @@ ros_harness = pytest.importorskip("ros_harness")
 
 from nav_msgs.msg import Odometry  # noqa: E402
 
-from floating_base_control.nodes.demo import local_env, node_command  # noqa: E402
+from floating_base_control.nodes.orbital_demo import local_env, node_command  # noqa: E402
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "config" / "hopper.yaml")
 
@@ -19,7 +19,7 @@ def hopper():
     domain = ros_harness.domain_for(__name__)
     procs = [subprocess.Popen(node_command(module, CONFIG), env=local_env(domain), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
-             for module in ("hopper_controller_node", "hopper_sim_node")]
+             for module in ("hopper_controller", "hopper_sim")]
     client = ros_harness.Client(domain, [])
     client.odometry = []
     client.node.create_subscription(Odometry, "/base_odometry", client.odometry.append, 1000)

@@ -19,7 +19,7 @@ PARAMS = {"publish_rate_hz": 200.0, "pose_rate_hz": 10.0, "pose_latency_s": 0.05
 @pytest.fixture(scope="module")
 def sim():
     domain = ros_harness.domain_for(__name__)
-    proc = ros_harness.start_node("sim_node", domain, PARAMS)
+    proc = ros_harness.start_node("orbital_sim", domain, PARAMS)
     client = ros_harness.Client(domain, [])
     client.joint_states, client.poses, client.momenta = [], [], []
     node = client.node

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..dynamics.centroidal import center_of_mass, inertia_at_com
 from ..dynamics.curvature import curvature_tensor
-from ..dynamics.reduced import reduced_shape_inertia
+from ..dynamics.rel_matrices import reduced_shape_inertia
 
 
 def shape_report(model, q):

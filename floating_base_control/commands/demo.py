@@ -48,7 +48,8 @@ KEYS = ["final_joint_error_deg", "final_observer_pose_error", "final_observer_ve
 
 
 def run_orbital(args):
-    from ..sim import orbital, report
+    from ..orbital import report
+    from ..orbital import scenario as orbital
 
     if args.duration <= 0:
         raise ValueError(f"--duration must be > 0, got {args.duration}")
@@ -62,7 +63,7 @@ def run_orbital(args):
     print(f"orbital scenario{' over ROS 2 (mujoco_sim + floating_base_controller)' if args.ros else ''}: "
           f"{args.duration:g} s, compensation {args.compensation}, pose {args.pose_rate:g} Hz -> {out}/")
     if args.ros:
-        from ..nodes import demo
+        from ..nodes import orbital_demo as demo
         log, summary = demo.run(scenario, progress=progress)
     else:
         log, summary = orbital.run(scenario, progress=progress)
@@ -79,8 +80,8 @@ def run_orbital(args):
 
 
 def _hopper_parser(families):
-    from ..sim.hopper import FLOOR_D, FLOOR_K
-    from ..sim.hopper_experiments import EXPERIMENT_NAMES
+    from ..hopper.plant import FLOOR_D, FLOOR_K
+    from ..hopper.experiments import EXPERIMENT_NAMES
     p = families.add_parser("hopper", help="the hopping experiments of seed 003 (Feurstein 2021, ch. 4)",
                             description="Run one of the thesis' hopping experiments (Tables 4.7-4.8, "
                                         "4.12-4.13) and write summary.json, timeseries.csv and plots.")
@@ -106,8 +107,8 @@ def _hopper_parser(families):
 
 
 def _run_hopper(args):
-    from ..analysis.hopper_report import plot, summarize, write_csv
-    from ..sim.hopper_experiments import experiment, run
+    from ..hopper.report import plot, summarize, write_csv
+    from ..hopper.experiments import experiment, run
 
     exp = experiment(args.robot, args.experiment, variant=args.variant, gravity=args.gravity)
     out = Path(args.out or f"out/demo/hopper/{exp.robot}-{exp.name}-{exp.gains.variant}")

@@ -14,7 +14,7 @@ def register(sub):
 
 
 def run(args):
-    from ..sim import sweep
+    from ..orbital import sweep
 
     if args.duration <= 0:
         raise ValueError(f"--duration must be > 0, got {args.duration}")

@@ -49,7 +49,7 @@ def task_torque(q, qdot, q_d, gains):
 
 def tau_hat_2(terms):
     """Compensation of the (mu, mu) CC torques (seed 002, eq. 45, ``i = 2``), from
-    :class:`~floating_base_control.dynamics.rel_terms.RELTerms` at ``(q, qdot, mu_hat_o)``."""
+    :class:`~floating_base_control.dynamics.rel_fast.RELTerms` at ``(q, qdot, mu_hat_o)``."""
     return terms.shape_mu_mu
 
 

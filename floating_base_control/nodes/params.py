@@ -131,7 +131,7 @@ def _hopper_structural():
 
 def hopper_controller_params():
     """Parameters of ``hopper_controller``: the fields of ``HopperGains`` (live) and structure."""
-    from ..control.hopper import VARIANTS, HopperGains
+    from ..hopper.controller import VARIANTS, HopperGains
     g = HopperGains()
     live = [
         ("K_r", (0.0, 1e5), "radial stiffness, eq. 4.16 (N/m)"),

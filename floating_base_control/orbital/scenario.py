@@ -18,14 +18,14 @@ from typing import Optional
 import numpy as np
 
 from .. import urdf_loader
-from ..control.orbital import OrbitalController
+from .controller import OrbitalController
 from ..control.shape import ShapeGains
-from ..dynamics.reduced import reduced_shape_inertia
+from ..dynamics.rel_matrices import reduced_shape_inertia
 from ..estimation.observer import ObserverGains
 from ..lie import inv, log
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
-from .plant import MujocoPlant
+from ..sim.plant import MujocoPlant
 from .sensors import JointEncoders, PoseSensor
 
 #: A run is declared diverged (and stopped) beyond these; the joint error limit is added to

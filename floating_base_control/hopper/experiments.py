@@ -21,9 +21,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..control.hopper import HopperController, HopperGains
+from .controller import HopperController, HopperGains
 from ..validation import InputError
-from .hopper import FLOOR_D, FLOOR_K, HopperPlant, hopper_model, hopper_urdf, planar_pose, planar_twist
+from ..resources import hopper_urdf
+from .model import hopper_model, planar_pose, planar_twist
+from .plant import FLOOR_D, FLOOR_K, HopperPlant
 
 EXPERIMENT_NAMES = ("I", "II", "III", "IV", "V", "VI")
 

@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 from multiprocessing import Pool
 
-from .orbital import CONVERGENCE, OrbitalScenario, run
+from .scenario import CONVERGENCE, OrbitalScenario, run
 
 NOISE_MRAD_MM = 1e-3
 

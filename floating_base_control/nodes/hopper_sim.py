@@ -28,7 +28,9 @@ from std_msgs.msg import Float64MultiArray
 
 from ..conventions import fill_pose_msg, fill_twist_msg
 from ..model import FloatingBaseModel
-from ..sim.hopper import HopperPlant, hopper_urdf, planar_pose, planar_twist
+from ..hopper.model import planar_pose, planar_twist
+from ..hopper.plant import HopperPlant
+from ..resources import hopper_urdf
 from ..validation import FloatingBaseError
 from . import messages as m
 from .params import hopper_sim_params

@@ -12,10 +12,10 @@ Each control step follows a complete set of inputs with one time stamp (joint
 state, odometry, foot force; ``tick_on_input``): the hopper's stiff virtual
 springs become unstable with one millisecond of extra delay.  If the inputs
 stop, the timer sends the safe command.
-The gains are the fields of :class:`~floating_base_control.control.hopper.HopperGains`,
+The gains are the fields of :class:`~floating_base_control.hopper.controller.HopperGains`,
 tunable live (validated by ``HopperGains`` itself, e.g. the contact hysteresis
 needs ``liftoff_force < touchdown_force``); the variant is fixed at start.
-Lifecycle and safety: ``control_node.py`` (the safe command is zero effort).
+Lifecycle and safety: ``controller_base.py`` (the safe command is zero effort).
 """
 from dataclasses import fields
 
@@ -24,14 +24,14 @@ from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from std_msgs.msg import Float64MultiArray
 
-from ..control.hopper import HopperController, HopperGains, HopperMeasurements
+from ..hopper.controller import HopperController, HopperGains, HopperMeasurements
 from ..control.watchdog import WatchdogConfig
 from ..conventions import twist_from_msg
 from ..model import FloatingBaseModel
-from ..sim.hopper import hopper_urdf
+from ..resources import hopper_urdf
 from ..validation import FloatingBaseError, InputError
 from . import messages as m
-from .control_node import ControlNode
+from .controller_base import ControlNode
 from .params import hopper_controller_params
 
 NAME = "hopper_controller"

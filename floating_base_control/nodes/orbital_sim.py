@@ -32,7 +32,7 @@ from ..conventions import fill_pose_msg, fill_twist_msg
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..sim.plant import MujocoPlant
-from ..sim.sensors import JointEncoders, PoseSensor
+from ..orbital.sensors import JointEncoders, PoseSensor
 from ..validation import FloatingBaseError
 from . import messages as m
 from .params import sim_params

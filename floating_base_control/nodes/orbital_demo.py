@@ -29,7 +29,7 @@ from ..conventions import g_from_pose_msg, twist_from_msg
 from ..estimation.observer import ObserverGains
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf, share_file
-from ..sim.orbital import Log, OrbitalScenario, evaluation_row, summarize
+from ..orbital.scenario import Log, OrbitalScenario, evaluation_row, summarize
 from .messages import stamp_to_seconds
 
 LOCAL_DDS = {"FASTDDS_BUILTIN_TRANSPORTS": "SHM", "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"}
@@ -89,7 +89,7 @@ class Recorder(Node):
         return 0.0 if self.first is None else self.last - self.first
 
     def log(self, model, scenario):
-        """The report's rows (``sim.orbital.evaluation_row``) of every sample."""
+        """The report's rows (``orbital.scenario.evaluation_row``) of every sample."""
         L = ObserverGains(scenario.observer.k, scenario.observer.l_rot, scenario.observer.l_trans).L
         q_d, stiffness, n = np.array(scenario.q_d), np.array(scenario.stiffness), model.n
         log, t0 = Log(), stamp_to_seconds(self.samples[0][0].header.stamp)
@@ -135,7 +135,7 @@ def scenario_overrides(scenario, joint_names):
 def run(scenario=None, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
         progress=None, record=True):
     """Run ``scenario`` (default: :class:`OrbitalScenario()`) over ROS 2; returns ``(log, summary)`` like
-    ``sim.orbital.run`` (``(None, None)`` with ``record=False``: then this process only watches the
+    ``orbital.scenario.run`` (``(None, None)`` with ``record=False``: then this process only watches the
     clock, for benchmarks).  ``controller_overrides`` come last (e.g. a timing log).
 
     The processes get ``FASTDDS_BUILTIN_TRANSPORTS=SHM`` and ``ROS_DOMAIN_ID = domain_id`` (default:
@@ -154,7 +154,7 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
     # the controller first, waiting for input (as a deployed controller would), then the robot
-    procs = [subprocess.Popen(node_command("controller_node", params_file,
+    procs = [subprocess.Popen(node_command("orbital_controller", params_file,
                                            [*controller_params, *controller_overrides]), env=env)]
     status = "completed"
     deadline = time.monotonic() + timeout_factor * duration_s + 30.0
@@ -165,7 +165,7 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
             executor.spin_once(timeout_sec=0.1)
             if time.monotonic() > up_deadline or procs[0].poll() is not None:
                 raise RuntimeError("floating_base_controller did not come up within 60 s")
-        procs.append(subprocess.Popen(node_command("sim_node", params_file, sim_params), env=env))
+        procs.append(subprocess.Popen(node_command("orbital_sim", params_file, sim_params), env=env))
         while recorder.elapsed < duration_s:
             executor.spin_once(timeout_sec=0.1)
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):

@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from floating_base_control.analysis.hopper_report import summarize
-from floating_base_control.sim.hopper_experiments import experiment, run
+from floating_base_control.hopper.report import summarize
+from floating_base_control.hopper.experiments import experiment, run
 
 CASES = [("prismatic", "II"), ("prismatic", "III"), ("revolute", "II"), ("revolute", "III"),
          ("revolute", "IV"), ("revolute", "V"), ("revolute", "VI")]

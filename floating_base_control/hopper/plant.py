@@ -40,14 +40,12 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from ..control.hopper import BASE_PLANE_NORMAL, HopperMeasurements, base_pitch
 from ..conventions import pose, quat_wxyz_to_matrix
-from ..model import FloatingBaseModel
-from ..resources import share_file
+from ..sim.plant import MujocoPlant, build_spec
 from ..validation import InputError
-from .plant import MujocoPlant, build_spec
+from .controller import BASE_PLANE_NORMAL, HopperMeasurements, base_pitch
+from .model import planar_pose
 
-ROBOTS = ("prismatic", "revolute")
 FLOORS = ("viscoelastic", "mujoco")
 BASES = ("planar", "free")
 
@@ -57,31 +55,6 @@ FLOOR_D = 1000.0
 #: MuJoCo contact option: foot sphere radius (m) and soft-contact reference (time constant s, damping ratio).
 FOOT_RADIUS = 0.005
 CONTACT_SOLREF = (0.005, 1.0)
-
-
-def hopper_urdf(robot):
-    """Path of the URDF of the ``"prismatic"`` or ``"revolute"`` hopper."""
-    if robot not in ROBOTS:
-        raise InputError(f"robot must be one of {ROBOTS}, got {robot!r}")
-    return share_file(f"urdf/hopper_{robot}.urdf")
-
-
-def hopper_model(robot, g=9.81):
-    """The controller's :class:`FloatingBaseModel` of a hopper, gravity ``-g`` along world z."""
-    return FloatingBaseModel.from_urdf(hopper_urdf(robot), gravity=(0.0, 0.0, -float(g)))
-
-
-def planar_pose(x, y, theta):
-    """Base pose ``g1`` of the thesis' planar ``(o^x_ib, o^y_ib, theta_ib)``: the thesis' y is
-    world z and its angles turn about world -y (the URDFs' out-of-plane axis)."""
-    c, s = np.cos(theta), np.sin(theta)
-    return pose(np.array([[c, 0.0, -s], [0.0, 1.0, 0.0], [s, 0.0, c]]), [x, 0.0, y])
-
-
-def planar_twist(vx, vy, omega):
-    """Base body twist ``[omega; v]`` of the thesis' body velocity ``(v^x_b, v^y_b, omega_ib)``
-    (its simulation state uses the body-frame linear velocity, Appendix A.2)."""
-    return np.array([0.0, -omega, 0.0, vx, 0.0, vy])
 
 
 @dataclass

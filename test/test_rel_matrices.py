@@ -4,7 +4,7 @@ import pytest
 
 from conftest import MODEL_NAMES, assert_close, model_urdf, random_state
 from floating_base_control import FloatingBaseModel
-from floating_base_control.dynamics import reduced as rel
+from floating_base_control.dynamics import rel_matrices as rel
 from floating_base_control.lie import ad
 from pinocchio_reference import PinRef
 from test_lie import random_pose

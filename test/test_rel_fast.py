@@ -3,7 +3,7 @@ import numpy as np
 
 from conftest import assert_close, random_state
 from floating_base_control.control.shape import tau_hat_1, tau_hat_2
-from floating_base_control.dynamics import reduced as rel
+from floating_base_control.dynamics import rel_matrices as rel
 from floating_base_control.lie import ad_tilde
 
 

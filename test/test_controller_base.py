@@ -10,8 +10,8 @@ from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
 
-from floating_base_control.nodes.controller_node import ControllerNode  # noqa: E402
-from floating_base_control.nodes.hopper_controller_node import HopperControllerNode  # noqa: E402
+from floating_base_control.nodes.orbital_controller import ControllerNode  # noqa: E402
+from floating_base_control.nodes.hopper_controller import HopperControllerNode  # noqa: E402
 from floating_base_control.nodes.messages import seconds_to_stamp  # noqa: E402
 from floating_base_control.validation import FloatingBaseError  # noqa: E402
 

@@ -10,11 +10,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.rel_terms import RELTerms, rel_terms
+from ..dynamics.rel_fast import RELTerms, rel_terms
 from ..estimation.observer import MomentumObserver, ObserverGains
 from .. import validation as check
 from ..validation import InputError
-from . import shape
+from ..control import shape
 
 
 class ControlOutput(NamedTuple):

@@ -11,7 +11,7 @@ Publishes   joint efforts (std_msgs/Float64MultiArray in ``joints`` order, for
             ``/diagnostics``.
 
 One control step per timer tick (lifecycle, safety and diagnostics: see
-``control_node.py``).  Unusable input (stale, non-finite, unknown or missing
+``controller_base.py``).  Unusable input (stale, non-finite, unknown or missing
 joints, wrong lengths) gives the safe command; the observer does not integrate
 across the gap.
 """
@@ -21,7 +21,7 @@ from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
 
-from ..control.orbital import OrbitalController
+from ..orbital.controller import OrbitalController
 from ..control.shape import ShapeGains
 from ..control.watchdog import WatchdogConfig, safe_torque
 from ..conventions import fill_pose_msg, fill_twist_msg
@@ -31,7 +31,7 @@ from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..validation import FloatingBaseError
 from . import messages as m
-from .control_node import ControlNode
+from .controller_base import ControlNode
 from .params import controller_params
 
 NAME = "floating_base_controller"
