@@ -1,4 +1,5 @@
-"""Conversions at the edges: Pinocchio, MuJoCo and ROS messages <-> seed 002 notation.
+"""Conversions at the edges: Pinocchio and MuJoCo <-> seed 002 notation (ROS messages:
+``nodes/messages.py``).
 
 Inside the package: base pose ``g1`` (4x4), shape ``q`` (n), base body twist
 ``V1 = [omega; v]`` (both in the base frame), wrenches ``[moment; force]``.
@@ -92,34 +93,3 @@ def from_mujoco(qpos, qvel):
     R = quat_wxyz_to_matrix(qpos[3:7])
     V1 = np.concatenate([qvel[3:6], R.T @ qvel[:3]])
     return pose(R, qpos[:3]), qpos[7:].copy(), V1, qvel[6:].copy()
-
-
-# --- ROS messages (duck-typed: no ROS import here) ---
-# geometry_msgs/Pose: position + orientation (x, y, z, w), in header.frame_id.
-# nav_msgs/Odometry twist: linear and angular velocity in child_frame_id (the body).
-
-def g_from_pose_msg(pose_msg):
-    """``g1`` from a ``geometry_msgs/Pose`` (orientation normalized)."""
-    p, o = pose_msg.position, pose_msg.orientation
-    return pose(quat_wxyz_to_matrix([o.w, o.x, o.y, o.z]), [p.x, p.y, p.z])
-
-
-def fill_pose_msg(pose_msg, g):
-    """Write ``g`` into a ``geometry_msgs/Pose``; returns the message."""
-    p, o = pose_msg.position, pose_msg.orientation
-    p.x, p.y, p.z = (float(c) for c in g[:3, 3])
-    o.w, o.x, o.y, o.z = (float(c) for c in matrix_to_quat_wxyz(g[:3, :3]))
-    return pose_msg
-
-
-def twist_from_msg(twist_msg):
-    """Body twist ``[omega; v]`` of a ``geometry_msgs/Twist`` given in the body frame."""
-    ang, lin = twist_msg.angular, twist_msg.linear
-    return np.array([ang.x, ang.y, ang.z, lin.x, lin.y, lin.z], dtype=float)
-
-
-def fill_twist_msg(twist_msg, V):
-    """Write a body twist ``[omega; v]`` into a ``geometry_msgs/Twist``; returns the message."""
-    ang, lin = twist_msg.angular, twist_msg.linear
-    ang.x, ang.y, ang.z, lin.x, lin.y, lin.z = (float(c) for c in V)
-    return twist_msg

@@ -22,7 +22,7 @@ from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from floating_base_control.nodes.orbital_demo import LOCAL_DDS, local_env  # noqa: E402
+from floating_base_control.nodes.runtime import LOCAL_DDS, local_env  # noqa: E402
 
 os.environ.update(LOCAL_DDS)       # any participant of this process (clients, in-process nodes): shared memory only
 

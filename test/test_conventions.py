@@ -74,21 +74,3 @@ def test_mujoco_free_joint_world_linear_body_angular(rng):
     mujoco.mj_integratePos(m, qpos_next, d.qvel, DT)
     g_next = cv.from_mujoco(qpos_next, d.qvel)[0]
     assert_close(g_next, g1 @ lie.exp(V1 * DT), 1e-12, "MuJoCo integrates the same motion")
-
-
-def test_ros_messages_roundtrip(rng):
-    geometry_msgs = pytest.importorskip("geometry_msgs.msg")
-    nav_msgs = pytest.importorskip("nav_msgs.msg")
-    g1, V1 = random_pose(rng), rng.normal(size=6)
-    odom = nav_msgs.Odometry()
-    cv.fill_pose_msg(odom.pose.pose, g1)
-    cv.fill_twist_msg(odom.twist.twist, V1)
-    o = odom.pose.pose.orientation
-    assert_close([o.x, o.y, o.z, o.w], cv.wxyz_to_xyzw(cv.matrix_to_quat_wxyz(g1[:3, :3])), 0,
-                 "ROS quaternion is x, y, z, w")
-    assert_close(cv.g_from_pose_msg(odom.pose.pose), g1, 1e-15)
-    assert odom.twist.twist.angular.x == V1[0] and odom.twist.twist.linear.x == V1[3]
-    assert_close(cv.twist_from_msg(odom.twist.twist), V1, 0)
-    pose = geometry_msgs.Pose()
-    pose.orientation.w, pose.orientation.z = 2.0, 0.0          # not unit: normalized on read
-    assert_close(cv.g_from_pose_msg(pose), np.eye(4), 1e-15)

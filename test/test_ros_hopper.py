@@ -9,7 +9,7 @@ ros_harness = pytest.importorskip("ros_harness")
 
 from nav_msgs.msg import Odometry  # noqa: E402
 
-from floating_base_control.nodes.orbital_demo import local_env, node_command  # noqa: E402
+from floating_base_control.nodes.runtime import local_env, node_command  # noqa: E402
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "config" / "hopper.yaml")
 

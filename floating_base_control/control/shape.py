@@ -67,9 +67,3 @@ def compensation_torque(terms, compensation):
     if compensation == "none":
         return np.zeros_like(terms.shape_mu_mu)
     raise InputError(f"compensation must be one of {COMPENSATIONS}, got {compensation!r}")
-
-
-def saturate(tau, limits):
-    """``tau`` clipped to ``[-limits, limits]``, and whether any joint was clipped."""
-    clipped = np.clip(tau, -limits, limits)
-    return clipped, bool((clipped != tau).any())

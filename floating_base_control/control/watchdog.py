@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..validation import InputError
+from .limits import saturate
 
 SAFE_MODES = ("zero", "damping")
 
@@ -28,38 +29,6 @@ class WatchdogConfig:
         for name, value in [*self.max_ages.items(), ("safe_damping", self.safe_damping)]:
             if not (np.isfinite(value) and value >= 0):
                 raise InputError(f"{name} limit must be finite and >= 0, got {value}")
-
-
-class JointStateMapper:
-    """Joint states by name, in the controller's joint order (message order is not trusted)."""
-
-    def __init__(self, joints):
-        self.joints = tuple(joints)
-        self._names, self._rows = None, None      # the last name order seen, and its row map
-
-    def map(self, names, positions, velocities):
-        """``(q, qdot)`` in the controller's order; :class:`InputError` saying what is wrong."""
-        if len(positions) != len(names) or len(velocities) != len(names):
-            raise InputError(f"joint state has {len(names)} names but {len(positions)} positions and "
-                             f"{len(velocities)} velocities")
-        if names != self._names:
-            self._rows = self._row_map(list(names))
-            self._names = names
-        q = np.asarray(positions, dtype=float)[self._rows]
-        qdot = np.asarray(velocities, dtype=float)[self._rows]
-        if not (np.isfinite(q).all() and np.isfinite(qdot).all()):
-            bad = [j for j, a, b in zip(self.joints, q, qdot) if not (np.isfinite(a) and np.isfinite(b))]
-            raise InputError(f"joint state has non-finite position or velocity for {bad}")
-        return q, qdot
-
-    def _row_map(self, names):
-        index = {n: i for i, n in enumerate(names)}
-        missing = [j for j in self.joints if j not in index]
-        if missing:
-            unknown = [n for n in names if n not in self.joints]
-            raise InputError(f"joint state lacks joints {missing}" +
-                             (f" (unknown names {unknown})" if unknown else ""))
-        return np.array([index[j] for j in self.joints])
 
 
 class Watchdog:
@@ -101,15 +70,5 @@ def safe_torque(config, qdot, limits):
     """The safe command: zero, or joint damping ``-safe_damping * qdot`` when ``qdot`` is finite;
     always finite and within ``limits``."""
     if config.safe_mode == "damping" and qdot is not None and np.isfinite(qdot).all():
-        return np.clip(-config.safe_damping * qdot, -limits, limits)
+        return saturate(-config.safe_damping * qdot, limits)[0]
     return np.zeros_like(limits, dtype=float)
-
-
-def check_pose(position, quaternion_xyzw):
-    """Raise :class:`InputError` unless a pose message is usable (finite, non-degenerate quaternion)."""
-    values = np.r_[position, quaternion_xyzw]
-    if not np.isfinite(values).all():
-        raise InputError("base pose has non-finite values")
-    norm = np.linalg.norm(quaternion_xyzw)
-    if not 0.5 < norm < 2.0:
-        raise InputError(f"base pose quaternion has norm {norm:.3g}, expected 1")

@@ -32,8 +32,14 @@ def momentum_map(kin, g1, V1, qdot):
 
     Returned as ``[angular; linear]`` about the inertial origin in inertial axes.
     """
+    return spatial_momentum(g1, kin.M_b @ V1 + kin.M_bq @ qdot)
+
+
+def spatial_momentum(g1, h):
+    """``Ad_g1^-T h``: the body momentum ``h`` about {1} (base axes) as the spatial momentum
+    ``[angular; linear]`` about the inertial origin (seed 002, Def. 2).  With Def. 3,
+    ``h = M_b mu``: the momentum of the locked velocity."""
     R, p = g1[:3, :3], g1[:3, 3]
-    h = kin.M_b @ V1 + kin.M_bq @ qdot   # body momentum about the origin of {1}
     lin = R @ h[3:]
     return np.concatenate([R @ h[:3] + np.cross(p, lin), lin])
 

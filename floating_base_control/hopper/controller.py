@@ -32,6 +32,7 @@ import numpy as np
 import pinocchio as pin
 
 from .. import validation as check
+from ..control.limits import saturate
 from ..dynamics.centroidal import com_from_locked_inertia
 from ..kinematics import inertia_blocks
 from ..lie import skew
@@ -125,6 +126,7 @@ class HopperCommand:
     tau_E: float                 #: energy pump of eq. 4.16, N
     tau_p: float                 #: polar torque of eq. 4.17, N m
     virtual_spring_energy: float = 0.0  #: 1/2 K_r (r - r_des)^2 + (stance) 1/2 K_p (alpha - alpha_des)^2, J
+    saturated: bool = False      #: a joint torque or the base torque was limited
 
     @property
     def base_torque(self):
@@ -324,10 +326,12 @@ class HopperController:
 
     ``model`` is a :class:`~floating_base_control.model.FloatingBaseModel` with gravity (the
     energy ``E`` includes the gravity potential, with the floor at height 0); ``foot_frame``
-    names the point foot.  ``gains`` may be replaced between steps (live tuning).
+    names the point foot.  ``gains`` may be replaced between steps (live tuning).  The joint
+    torques are limited to ``torque_limits`` (default: the URDF's efforts) and the base torque
+    about the plane normal to ``base_torque_limit`` (N m, default unlimited).
     """
 
-    def __init__(self, model, gains, foot_frame="foot"):
+    def __init__(self, model, gains, foot_frame="foot", torque_limits=None, base_torque_limit=math.inf):
         if not model.gravity.any():
             raise ModelError("the hopping controller needs a model with gravity (its energy E "
                              "includes the gravity potential)")
@@ -335,6 +339,8 @@ class HopperController:
             raise ModelError(f"the model has no frame {foot_frame!r} for the foot")
         self.model = model
         self.gains = gains
+        self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
+        self.base_torque_limit = base_torque_limit
         self.foot_id = model.pin_model.getFrameId(foot_frame)
         self.ws = model.create_data()
         self.contact = ContactDetector(gains)
@@ -418,10 +424,20 @@ class HopperController:
             else:
                 moment, tau_polar = polar_wrench_locked(geo.A, tau_p)
             tau = tau + tau_polar
+        tau, tau_clipped = saturate(tau, self.torque_limits)
+        moment, base_clipped = self._limit_base_torque(moment)
         return HopperCommand(tau=tau, base_wrench=np.concatenate([moment, np.zeros(3)]), stance=stance,
                              tau_damping=tau_damping, r_cf=r, r_cf_dot=r_dot, alpha=alpha,
                              alpha_dot=alpha_dot, alpha_cf=alpha_cf, energy=E, tau_r=tau_r,
-                             tau_E=tau_E, tau_p=tau_p, virtual_spring_energy=spring)
+                             tau_E=tau_E, tau_p=tau_p, virtual_spring_energy=spring,
+                             saturated=tau_clipped or base_clipped)
+
+    def _limit_base_torque(self, moment):
+        """``moment`` with its component about the plane normal (what the base-torque actuator
+        applies) within ``base_torque_limit``."""
+        about_normal = moment @ BASE_PLANE_NORMAL
+        limited, clipped = saturate(about_normal, self.base_torque_limit)
+        return (moment + (limited - about_normal) * BASE_PLANE_NORMAL if clipped else moment), clipped
 
     def _polar_coordinates(self, geo, R, d_b, J_d, V1, q, qdot, alpha_cf, grad_alpha):
         """``(alpha, alpha_dot)`` of the variant: alpha_i,cf (I, II) or alpha_c (III)."""

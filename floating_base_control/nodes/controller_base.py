@@ -31,9 +31,10 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 
-from ..control.watchdog import JointStateMapper, Watchdog
+from ..control.watchdog import Watchdog
 from ..validation import FloatingBaseError
 from . import messages as m
+from . import runtime as rt
 
 
 class ControlNode(LifecycleNode):
@@ -42,7 +43,7 @@ class ControlNode(LifecycleNode):
         self.specs = {s.name: s for s in specs}
         for spec in specs:
             if not self.has_parameter(spec.name):
-                self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
+                self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
         self.configured = self.active = False
         self.tick_on_input = False
         self.last_tick = -np.inf
@@ -93,10 +94,10 @@ class ControlNode(LifecycleNode):
             self.diag_pub = self.create_publisher(m.DiagnosticArray, "/diagnostics", 10)
             self.diag_timer = self.create_timer(1.0 / self._p("diagnostics_rate_hz"), self._publish_diagnostics)
             self.watchdog = Watchdog(None)
-            self.mapper = JointStateMapper(self.model.joint_names)
+            self.mapper = m.JointStateMapper(self.model.joint_names)
             self.q = self.qdot = self.joint_stamp = None
             self.create_subscription(JointState, self._p("joint_states_topic"), self.on_joint_state,
-                                     m.LATEST_ONLY)
+                                     rt.LATEST_ONLY)
             self.configure()
             self.configured = True
             self.apply_parameters()

@@ -26,11 +26,11 @@ from std_msgs.msg import Float64MultiArray
 
 from ..hopper.controller import HopperController, HopperGains, HopperMeasurements
 from ..control.watchdog import WatchdogConfig
-from ..conventions import twist_from_msg
 from ..model import FloatingBaseModel
 from ..resources import hopper_urdf
 from ..validation import FloatingBaseError, InputError
 from . import messages as m
+from . import runtime as rt
 from .controller_base import ControlNode
 from .params import hopper_controller_params
 
@@ -69,13 +69,12 @@ class HopperControllerNode(ControlNode):
         self.cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("command_topic"), 10)
         self.base_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("base_torque_topic"), 10)
         self.cmd, self.base_cmd = Float64MultiArray(), Float64MultiArray()
-        self.create_subscription(Odometry, self._p("base_odometry_topic"), self._on_odometry, m.LATEST_ONLY)
-        self.create_subscription(WrenchStamped, self._p("foot_force_topic"), self._on_force, m.LATEST_ONLY)
+        self.create_subscription(Odometry, self._p("base_odometry_topic"), self._on_odometry, rt.LATEST_ONLY)
+        self.create_subscription(WrenchStamped, self._p("foot_force_topic"), self._on_force, rt.LATEST_ONLY)
 
     def apply_parameters(self):
         self.controller.gains = self._gains()
-        self.limits = self.model.effort_limits
-        self.base_limit = self._p("base_torque_limit")
+        self.controller.base_torque_limit = self._p("base_torque_limit")
         self.watchdog.config = WatchdogConfig({name: self._p(param) for name, param in INPUTS.items()}, "zero")
 
     # -- inputs -----------------------------------------------------------------------
@@ -88,7 +87,7 @@ class HopperControllerNode(ControlNode):
         now = self.now()
         try:
             g1 = m.pose_from_msg(msg.pose.pose)
-            V1 = twist_from_msg(msg.twist.twist)
+            V1 = m.twist_from_msg(msg.twist.twist)
             if not np.isfinite(V1).all():
                 raise InputError("base odometry has a non-finite twist")
         except FloatingBaseError as exc:
@@ -119,10 +118,8 @@ class HopperControllerNode(ControlNode):
 
     def control(self, now):
         cmd = self.controller.step(HopperMeasurements(now, self.q, self.qdot, self.g1, self.V1, self.force))
-        tau = np.clip(cmd.tau, -self.limits, self.limits)
-        base = np.clip([cmd.base_torque], -self.base_limit, self.base_limit)
-        self.saturated = bool((tau != cmd.tau).any() or base[0] != cmd.base_torque)
-        return [tau, base]
+        self.saturated = cmd.saturated
+        return [cmd.tau, np.array([cmd.base_torque])]
 
     def on_fault(self, now):
         pass
@@ -144,7 +141,7 @@ class HopperControllerNode(ControlNode):
 
 
 def main(args=None):
-    m.spin(HopperControllerNode, args)
+    rt.spin(HopperControllerNode, args)
 
 
 if __name__ == "__main__":

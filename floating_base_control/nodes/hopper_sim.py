@@ -26,20 +26,20 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..conventions import fill_pose_msg, fill_twist_msg
 from ..model import FloatingBaseModel
 from ..hopper.model import planar_pose, planar_twist
 from ..hopper.plant import HopperPlant
 from ..resources import hopper_urdf
 from ..validation import FloatingBaseError
 from . import messages as m
+from . import runtime as rt
 from .params import hopper_sim_params
 
 class HopperSimNode(Node):
     def __init__(self, **kwargs):
         super().__init__("hopper_sim", **kwargs)
         for spec in hopper_sim_params():
-            self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
+            self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
         p = self._p
         urdf = p("urdf") or hopper_urdf(p("robot"))
         self.model = FloatingBaseModel.from_urdf(urdf, gravity=(0.0, 0.0, -p("gravity")))
@@ -65,8 +65,8 @@ class HopperSimNode(Node):
         self.joint_pub = self.create_publisher(JointState, p("joint_states_topic"), 10)
         self.odom_pub = self.create_publisher(Odometry, p("base_odometry_topic"), 10)
         self.force_pub = self.create_publisher(WrenchStamped, p("foot_force_topic"), 10)
-        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, m.LATEST_ONLY)
-        self.create_subscription(Float64MultiArray, p("base_torque_topic"), self._on_base_torque, m.LATEST_ONLY)
+        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
+        self.create_subscription(Float64MultiArray, p("base_torque_topic"), self._on_base_torque, rt.LATEST_ONLY)
         self.joint_msg = JointState(name=list(self.model.joint_names))
         self.create_timer(1.0 / (p("publish_rate_hz") * p("real_time_factor")), self._tick)
 
@@ -111,8 +111,8 @@ class HopperSimNode(Node):
         self.joint_pub.publish(msg)
         odom = Odometry()
         odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, self.world, self.base
-        fill_pose_msg(odom.pose.pose, meas.g1)
-        fill_twist_msg(odom.twist.twist, meas.V1)
+        m.fill_pose_msg(odom.pose.pose, meas.g1)
+        m.fill_twist_msg(odom.twist.twist, meas.V1)
         self.odom_pub.publish(odom)
         force = WrenchStamped()
         force.header.stamp, force.header.frame_id = stamp, "foot"
@@ -121,7 +121,7 @@ class HopperSimNode(Node):
 
 
 def main(args=None):
-    m.spin(HopperSimNode, args)
+    rt.spin(HopperSimNode, args)
 
 
 if __name__ == "__main__":

@@ -1,24 +1,20 @@
-"""Message conversions and helpers shared by the nodes (the ROS edge of the package)."""
-import signal
+"""The ROS message edge: ROS messages <-> the package's notation, and their checks.
 
+Every conversion between a ROS message and the core's types is here (docs/CONVENTIONS.md):
+poses and twists (``geometry_msgs``: quaternion x, y, z, w; Odometry twists in the child
+frame, the body), joint states matched by name, effort commands, time stamps and
+diagnostics.  Message objects are read and written duck-typed; the only imports are message
+packages, never rclpy.
+"""
 import numpy as np
-import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
-from rclpy.experimental import EventsExecutor
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import Header
 
-from ..conventions import g_from_pose_msg
-from ..control.watchdog import check_pose
-from ..validation import FloatingBaseError
+from ..conventions import matrix_to_quat_wxyz, pose, quat_wxyz_to_matrix
+from ..validation import FloatingBaseError, InputError
 
-
-#: For the streams a control loop consumes at its own rate (joint states, commands): only the
-#: newest message matters, and a queue of old ones would only add delay.
-LATEST_ONLY = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
+OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
 
 
 def stamp_to_seconds(stamp):
@@ -30,42 +26,95 @@ def seconds_to_stamp(t):
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
-def pose_from_msg(pose):
+# -- poses and twists ---------------------------------------------------------------
+
+def g_from_pose_msg(pose_msg):
+    """``g1`` from a ``geometry_msgs/Pose`` (orientation normalized)."""
+    p, o = pose_msg.position, pose_msg.orientation
+    return pose(quat_wxyz_to_matrix([o.w, o.x, o.y, o.z]), [p.x, p.y, p.z])
+
+
+def pose_from_msg(pose_msg):
     """``g1`` from a ``geometry_msgs/Pose``; :class:`InputError` if unusable."""
-    p, o = pose.position, pose.orientation
+    p, o = pose_msg.position, pose_msg.orientation
     check_pose([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
-    return g_from_pose_msg(pose)
+    return g_from_pose_msg(pose_msg)
+
+
+def fill_pose_msg(pose_msg, g):
+    """Write ``g`` into a ``geometry_msgs/Pose``; returns the message."""
+    p, o = pose_msg.position, pose_msg.orientation
+    p.x, p.y, p.z = (float(c) for c in g[:3, 3])
+    o.w, o.x, o.y, o.z = (float(c) for c in matrix_to_quat_wxyz(g[:3, :3]))
+    return pose_msg
+
+
+def twist_from_msg(twist_msg):
+    """Body twist ``[omega; v]`` of a ``geometry_msgs/Twist`` given in the body frame."""
+    ang, lin = twist_msg.angular, twist_msg.linear
+    return np.array([ang.x, ang.y, ang.z, lin.x, lin.y, lin.z], dtype=float)
+
+
+def fill_twist_msg(twist_msg, V):
+    """Write a body twist ``[omega; v]`` into a ``geometry_msgs/Twist``; returns the message."""
+    ang, lin = twist_msg.angular, twist_msg.linear
+    ang.x, ang.y, ang.z, lin.x, lin.y, lin.z = (float(c) for c in V)
+    return twist_msg
 
 
 def fill_vector3(v, x):
     v.x, v.y, v.z = (float(c) for c in x)
 
 
-def descriptor(spec):
-    """``rcl_interfaces/ParameterDescriptor`` of a :class:`~.params.ParamSpec`."""
-    d = ParameterDescriptor(description=spec.description, read_only=spec.read_only)
-    if spec.range is not None:
-        d.floating_point_range = [FloatingPointRange(from_value=float(spec.range[0]),
-                                                     to_value=float(spec.range[1]), step=0.0)]
-    if spec.choices:
-        d.additional_constraints = "one of: " + ", ".join(spec.choices)
-    return d
+def fill_wrench_msg(wrench_msg, w):
+    """Write ``[moment; force]`` into a ``geometry_msgs/Wrench``; returns the message."""
+    fill_vector3(wrench_msg.torque, w[:3])
+    fill_vector3(wrench_msg.force, w[3:])
+    return wrench_msg
 
 
-def diagnostic_array(stamp, name, hardware_id, level, message, values):
-    """A ``DiagnosticArray`` with one status; ``values`` is a dict of printable values."""
-    status = DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
-                              values=[KeyValue(key=k, value=_fmt(v)) for k, v in values.items()])
-    return DiagnosticArray(header=Header(stamp=stamp), status=[status])
+def check_pose(position, quaternion_xyzw):
+    """Raise :class:`InputError` unless a pose message is usable (finite, non-degenerate quaternion)."""
+    values = np.r_[position, quaternion_xyzw]
+    if not np.isfinite(values).all():
+        raise InputError("base pose has non-finite values")
+    norm = np.linalg.norm(quaternion_xyzw)
+    if not 0.5 < norm < 2.0:
+        raise InputError(f"base pose quaternion has norm {norm:.3g}, expected 1")
 
 
-def _fmt(v):
-    if isinstance(v, (float, np.floating)):
-        return f"{v:.6g}"
-    return str(v)
+# -- joint states and commands ----------------------------------------------------------
 
+class JointStateMapper:
+    """Joint states by name, in the controller's joint order (message order is not trusted)."""
 
-OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
+    def __init__(self, joints):
+        self.joints = tuple(joints)
+        self._names, self._rows = None, None      # the last name order seen, and its row map
+
+    def map(self, names, positions, velocities):
+        """``(q, qdot)`` in the controller's order; :class:`InputError` saying what is wrong."""
+        if len(positions) != len(names) or len(velocities) != len(names):
+            raise InputError(f"joint state has {len(names)} names but {len(positions)} positions and "
+                             f"{len(velocities)} velocities")
+        if names != self._names:
+            self._rows = self._row_map(list(names))
+            self._names = names
+        q = np.asarray(positions, dtype=float)[self._rows]
+        qdot = np.asarray(velocities, dtype=float)[self._rows]
+        if not (np.isfinite(q).all() and np.isfinite(qdot).all()):
+            bad = [j for j, a, b in zip(self.joints, q, qdot) if not (np.isfinite(a) and np.isfinite(b))]
+            raise InputError(f"joint state has non-finite position or velocity for {bad}")
+        return q, qdot
+
+    def _row_map(self, names):
+        index = {n: i for i, n in enumerate(names)}
+        missing = [j for j in self.joints if j not in index]
+        if missing:
+            unknown = [n for n in names if n not in self.joints]
+            raise InputError(f"joint state lacks joints {missing}" +
+                             (f" (unknown names {unknown})" if unknown else ""))
+        return np.array([index[j] for j in self.joints])
 
 
 def effort_command(data, cmd_index):
@@ -88,24 +137,16 @@ def joint_order(joints, model_joints):
     return order
 
 
-def spin(node_class, args=None):
-    """``main()`` of a node: one node on rclpy's events executor until SIGINT or SIGTERM.
+# -- diagnostics ------------------------------------------------------------------------
 
-    The events executor dispatches from C++; at a 1 kHz control rate the Python
-    wait-set executor costs a large share of the tick.  Signals only set a flag,
-    so that no callback runs into a context that is being shut down.
-    """
-    stop = []
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.append(True))
-    node = node_class()
-    executor = EventsExecutor()
-    executor.add_node(node)
-    try:
-        while not stop and rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+def diagnostic_array(stamp, name, hardware_id, level, message, values):
+    """A ``DiagnosticArray`` with one status; ``values`` is a dict of printable values."""
+    status = DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
+                              values=[KeyValue(key=k, value=_fmt(v)) for k, v in values.items()])
+    return DiagnosticArray(header=Header(stamp=stamp), status=[status])
+
+
+def _fmt(v):
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.6g}"
+    return str(v)

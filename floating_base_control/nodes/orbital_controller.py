@@ -24,13 +24,12 @@ from std_msgs.msg import Float64MultiArray
 from ..orbital.controller import OrbitalController
 from ..control.shape import ShapeGains
 from ..control.watchdog import WatchdogConfig, safe_torque
-from ..conventions import fill_pose_msg, fill_twist_msg
 from ..estimation.observer import ObserverGains
-from ..lie import Ad_inv
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..validation import FloatingBaseError
 from . import messages as m
+from . import runtime as rt
 from .controller_base import ControlNode
 from .params import controller_params
 
@@ -46,7 +45,7 @@ class ControllerNode(ControlNode):
         for spec in specs:
             self.specs[spec.name] = spec
             if not self.has_parameter(spec.name):
-                self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
+                self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
         self.out_index = self.command_index()
         self.start()
 
@@ -133,23 +132,21 @@ class ControllerNode(ControlNode):
         self.cmd_pub.publish(self.cmd)
 
     def _publish_estimates(self, out):
-        obs = self.controller.observer
+        est = self.controller.estimates(out)
         stamp = self.get_clock().now().to_msg()
         world, base = self._p("world_frame"), self._p("base_frame")
         odom = Odometry()
         odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, world, base
-        fill_pose_msg(odom.pose.pose, obs.g_hat)
-        fill_twist_msg(odom.twist.twist, out.mu_hat_o - out.terms.A_qdot)           # eq. 9
+        m.fill_pose_msg(odom.pose.pose, est.g_hat)
+        m.fill_twist_msg(odom.twist.twist, est.V1_hat)
         self.est_pub.publish(odom)
         mu = TwistStamped()
         mu.header.stamp, mu.header.frame_id = stamp, base
-        fill_twist_msg(mu.twist, out.mu_hat_o)
+        m.fill_twist_msg(mu.twist, est.mu_hat_o)
         self.mu_pub.publish(mu)
-        J = Ad_inv(obs.g_hat).T @ (out.terms.M_b @ out.mu_hat_o)
         w = WrenchStamped()
         w.header.stamp, w.header.frame_id = stamp, world
-        m.fill_vector3(w.wrench.torque, J[:3])
-        m.fill_vector3(w.wrench.force, J[3:])
+        m.fill_wrench_msg(w.wrench, est.momentum)
         self.momentum_pub.publish(w)
         self.comp_pub.publish(Float64MultiArray(data=np.r_[out.tau_hat_1, out.tau_hat_2].tolist()))
 
@@ -167,7 +164,7 @@ class ControllerNode(ControlNode):
 
 
 def main(args=None):
-    m.spin(ControllerNode, args)
+    rt.spin(ControllerNode, args)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ functions.
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -25,30 +24,14 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..conventions import g_from_pose_msg, twist_from_msg
 from ..estimation.observer import ObserverGains
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf, share_file
 from ..orbital.scenario import Log, OrbitalScenario, evaluation_row, summarize
-from .messages import stamp_to_seconds
+from .messages import g_from_pose_msg, stamp_to_seconds, twist_from_msg
+from .runtime import local_env, node_command
 
-LOCAL_DDS = {"FASTDDS_BUILTIN_TRANSPORTS": "SHM", "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"}
 DEFAULT_DOMAIN = 61
-
-
-def node_command(module, params_file, overrides=()):
-    """Command line of a node, as ``ros2 run`` would start it."""
-    args = [sys.executable, "-m", f"floating_base_control.nodes.{module}", "--ros-args",
-            "--params-file", params_file]
-    for name, value in overrides:
-        args += ["-p", f"{name}:={value}"]
-    return args
-
-
-def local_env(domain_id):
-    env = dict(os.environ, **LOCAL_DDS)
-    env["ROS_DOMAIN_ID"] = str(domain_id)
-    return env
 
 
 class Recorder(Node):

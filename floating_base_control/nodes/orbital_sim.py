@@ -28,13 +28,13 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..conventions import fill_pose_msg, fill_twist_msg
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..sim.plant import MujocoPlant
 from ..orbital.sensors import JointEncoders, PoseSensor
 from ..validation import FloatingBaseError
 from . import messages as m
+from . import runtime as rt
 from .params import sim_params
 
 #: At most this many physics steps per tick; beyond, the simulation falls behind the wall clock.
@@ -45,7 +45,7 @@ class SimNode(Node):
     def __init__(self, **kwargs):
         super().__init__("mujoco_sim", **kwargs)
         for spec in sim_params():
-            self.declare_parameter(spec.name, spec.default, m.descriptor(spec))
+            self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
         p = self._p
         urdf = p("urdf") or orbital_robot_urdf()
         self.model = FloatingBaseModel.from_urdf(urdf)
@@ -80,7 +80,7 @@ class SimNode(Node):
         self.truth_joint_pub = self.create_publisher(JointState, "~/joints", 10)
         self.mu_pub = self.create_publisher(TwistStamped, "~/locked_velocity", 10)
         self.momentum_pub = self.create_publisher(WrenchStamped, "~/momentum", 10)
-        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, m.LATEST_ONLY)
+        self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
         self.joint_msg = JointState(name=list(self.model.joint_names))
         self.create_timer(1.0 / p("publish_rate_hz"), self._tick)
 
@@ -127,7 +127,7 @@ class SimNode(Node):
         for t_taken, g in self.pose_sensor.deliver(t):
             pose = PoseStamped()
             pose.header.stamp, pose.header.frame_id = m.seconds_to_stamp(self.t0 + t_taken), self._p("world_frame")
-            fill_pose_msg(pose.pose, g)
+            m.fill_pose_msg(pose.pose, g)
             self.pose_pub.publish(pose)
 
     def _publish_joint_state(self, stamp, applied):
@@ -142,26 +142,25 @@ class SimNode(Node):
         world, base = self._p("world_frame"), self._p("base_frame")
         odom = Odometry()
         odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, world, base
-        fill_pose_msg(odom.pose.pose, g1)
-        fill_twist_msg(odom.twist.twist, V1)
+        m.fill_pose_msg(odom.pose.pose, g1)
+        m.fill_twist_msg(odom.twist.twist, V1)
         self.truth_pub.publish(odom)
         self.truth_joint_pub.publish(JointState(header=odom.header, name=list(self.model.joint_names),
                                                 position=q.tolist(), velocity=qdot.tolist(),
                                                 effort=self.joint_msg.effort))
         mu = TwistStamped()
         mu.header.stamp, mu.header.frame_id = stamp, base
-        fill_twist_msg(mu.twist, self.model.locked_velocity(q, V1, qdot))
+        m.fill_twist_msg(mu.twist, self.model.locked_velocity(q, V1, qdot))
         self.mu_pub.publish(mu)
         J = self.plant.momentum()
         w = WrenchStamped()
         w.header.stamp, w.header.frame_id = stamp, world
-        m.fill_vector3(w.wrench.torque, J[:3])
-        m.fill_vector3(w.wrench.force, J[3:])
+        m.fill_wrench_msg(w.wrench, J)
         self.momentum_pub.publish(w)
 
 
 def main(args=None):
-    m.spin(SimNode, args)
+    rt.spin(SimNode, args)
 
 
 if __name__ == "__main__":

@@ -11,10 +11,12 @@ from typing import NamedTuple
 import numpy as np
 
 from ..dynamics.rel_fast import RELTerms, rel_terms
+from ..dynamics.rel_matrices import spatial_momentum
 from ..estimation.observer import MomentumObserver, ObserverGains
 from .. import validation as check
 from ..validation import InputError
 from ..control import shape
+from ..control.limits import saturate
 
 
 class ControlOutput(NamedTuple):
@@ -25,6 +27,15 @@ class ControlOutput(NamedTuple):
     mu_hat_o: np.ndarray        #: observer's estimate of mu in the base frame
     saturated: bool             #: a torque limit was hit
     terms: RELTerms             #: REL terms at ``(q, qdot, mu_hat_o)`` (M_b, A_l qdot, ... for outputs)
+
+
+class Estimates(NamedTuple):
+    """The controller's estimates of the free-floating base at one tick (what a node publishes)."""
+
+    g_hat: np.ndarray           #: base pose estimate (4x4)
+    V1_hat: np.ndarray          #: base body twist, eq. 9: mu_hat_o - A_l qdot
+    mu_hat_o: np.ndarray        #: locked velocity estimate in the base frame
+    momentum: np.ndarray        #: spatial momentum of mu_hat_o, Def. 2: Ad_g_hat^-T M_b mu_hat_o
 
 
 class OrbitalController:
@@ -84,6 +95,11 @@ class OrbitalController:
             raise InputError(f"compensation must be one of {shape.COMPENSATIONS}, got {compensation!r}")
         self._compensation = compensation
 
+    def estimates(self, out):
+        """:class:`Estimates` of the tick whose :class:`ControlOutput` is ``out`` (observer initialized)."""
+        return Estimates(self.observer.g_hat, out.mu_hat_o - out.terms.A_qdot, out.mu_hat_o,
+                         spatial_momentum(self.observer.g_hat, out.terms.M_b @ out.mu_hat_o))
+
     def hold(self, t, pose_samples=()):
         """A tick at ``t`` without usable joint states: keep the pose samples, do not
         integrate the observer across the gap; a diverged (non-finite) estimate starts over
@@ -113,7 +129,7 @@ class OrbitalController:
                 raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
             compensated = rel_terms(self.model, self.ws, q, qdot, check.vector("mu_true", mu_true, 6))
         tau_c = shape.task_torque(q, qdot, self.q_d, self.shape_gains)
-        tau, saturated = shape.saturate(tau_c + shape.compensation_torque(compensated, self.compensation),
-                                        self.torque_limits)
+        tau, saturated = saturate(tau_c + shape.compensation_torque(compensated, self.compensation),
+                                 self.torque_limits)
         return ControlOutput(tau, tau_c, shape.tau_hat_1(compensated), shape.tau_hat_2(compensated), mu_hat_o,
                              saturated, terms)
