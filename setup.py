@@ -2,7 +2,7 @@
 
 ROS 2 itself (rclpy, message packages) is not in install_requires: on a robot
 it comes from the ROS distro; on a plain machine the Makefile installs the ROS
-2 PyPI wheels (requirements/ros.txt).
+2 PyPI wheels pinned in requirements/lock.txt (listed in requirements/base.in).
 """
 import sys
 from glob import glob

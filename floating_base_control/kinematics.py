@@ -44,7 +44,7 @@ class ShapeKinematics(NamedTuple):
     M_b: np.ndarray               #: (6, 6) locked inertia, seed 002 eq. 7
     M_bq: np.ndarray              #: (6, n) coupling inertia, eq. 7
     M_q: np.ndarray               #: (n, n) manipulator inertia, eq. 7
-    A: np.ndarray                 #: (6, n) local mechanical connection M_b^-1 M_bq, Def. 3
+    A_l: np.ndarray               #: (6, n) local mechanical connection M_b^-1 M_bq, Def. 3
     qdot: Optional[np.ndarray] = None  #: shape velocity the rates below refer to
     Zdot: Optional[np.ndarray] = None  #: (nb, 6, n) d/dt Z_k along qdot
 

@@ -1,14 +1,17 @@
 """The floating-base robot model in the notation of seed 002 (Mishra et al.).
 
-:class:`FloatingBaseModel` is immutable: it holds the Pinocchio model built from
-a URDF and the constant per-link data.  Its methods are the checked public
-entry points (shapes and NaN are validated, errors name the argument); each
-evaluates the shape kinematics once and calls the plain functions in
+:class:`FloatingBaseModel` holds the Pinocchio model built from a URDF and the
+constant per-link data, all read-only (its arrays are not writeable).  Its methods
+are the checked public entry points (shapes and NaN are validated, errors name the
+argument); each evaluates the shape kinematics once and calls the plain functions in
 ``floating_base_control.dynamics``, which the inner loops of the estimator and
-controllers call directly with a preallocated :class:`Workspace`.  The checked
-methods share one workspace created on first use, so a model is not shared
-between threads: give each thread its own model, or its own
-:meth:`FloatingBaseModel.create_data` for the plain functions.
+controllers call directly with a :class:`Workspace` of their own
+(:meth:`FloatingBaseModel.create_data`, as Pinocchio's ``model.createData()``).
+
+What the model caches: exactly one scratch :class:`Workspace`, ``model.scratch``,
+created with the model, which the checked methods overwrite on every call (their
+results are fresh arrays).  So a model is not shared between threads: give each thread
+its own model, or its own workspace for the plain functions.
 """
 import numpy as np
 import pinocchio as pin
@@ -67,7 +70,10 @@ class FloatingBaseModel:
         #: zero-gravity copy: CC forces from nonLinearEffects (rel_terms)
         self.cc_pin_model = pin.Model(pin_model)
         self.cc_pin_model.gravity = pin.Motion.Zero()
-        self._ws = None
+        for array in (self.position_limits, self.velocity_limits, self.effort_limits, self.link_inertia_pin,
+                      self.support, self.support3, self.gravity):
+            array.setflags(write=False)
+        self.scratch = Workspace(self)
         self._check_nondegenerate()
 
     @classmethod
@@ -100,12 +106,8 @@ class FloatingBaseModel:
         """:class:`~floating_base_control.kinematics.ShapeKinematics` at a checked shape."""
         q = check.vector("q", q, self.n)
         qdot = None if qdot is None else check.vector("qdot", qdot, self.n)
-        return shape_kinematics(self, self._workspace(), q, qdot)
+        return shape_kinematics(self, self.scratch, q, qdot)
 
-    def _workspace(self):
-        if self._ws is None:
-            self._ws = Workspace(self)
-        return self._ws
 
     def locked_inertia(self, q):
         """Locked inertia ``M_b(q)`` (6x6, seed 002, eq. 7)."""
@@ -113,7 +115,7 @@ class FloatingBaseModel:
 
     def mechanical_connection(self, q):
         """Local mechanical connection ``A_l(q) = M_b^-1 M_bq`` (6 x n, Def. 3)."""
-        return self.kinematics(q).A
+        return self.kinematics(q).A_l
 
     def locked_velocity(self, q, V1, qdot):
         """Locked velocity ``mu = V1 + A_l qdot`` (Def. 3)."""
@@ -170,14 +172,14 @@ class FloatingBaseModel:
         """
         g1 = check.pose("g1", g1)
         q_pin = to_pinocchio(g1, check.vector("q", q, self.n))
-        g = -pin.computeGeneralizedGravity(self.pin_model, self.pin_model.createData(), q_pin)
+        g = -pin.computeGeneralizedGravity(self.pin_model, self.scratch.pin_data, q_pin)
         return swap_halves(g[:6]), g[6:]
 
     def rel_terms(self, q, qdot, mu):
         """:class:`~floating_base_control.dynamics.rel_fast.RELTerms`: inertias and CC forces of
         the REL equations (eq. 18) at ``(q, qdot, mu)``, split by velocity dependency."""
         q, qdot = check.vector("q", q, self.n), check.vector("qdot", qdot, self.n)
-        return _terms.rel_terms(self, self._workspace(), q, qdot, check.vector("mu", mu, 6))
+        return _terms.rel_terms(self, self.scratch, q, qdot, check.vector("mu", mu, 6))
 
     def forward_dynamics_reduced(self, q, mu, qdot, tau, F1=None, g1=None):
         """``(mu_dot, qddot)`` from the REL equations (Theorem 1, eq. 18).
@@ -215,7 +217,7 @@ class FloatingBaseModel:
     def _check_nondegenerate(self):
         if self.n == 0:
             raise ModelError(f"{self.source}: no movable joints: a floating base needs a shape (n >= 1)")
-        M = pin.crba(self.pin_model, self._workspace().pin_data, self._workspace().q_pin)
+        M = pin.crba(self.pin_model, self.scratch.pin_data, self.scratch.q_pin)
         if np.abs(M - M.T).max() > 1e-12 * np.abs(M).max():
             raise ModelError("this Pinocchio build returns a non-symmetric crba(); "
                              f"floating_base_control needs pin >= 3 ({pin.__version__} found)")

@@ -210,7 +210,7 @@ def test_feurstein_3_96_internal_velocity_is_the_generalized_jacobian(model, rng
         J = np.c_[J[:, SWAP], J[:, 6:]]                    # columns [V1 (omega, v); qdot]
         J_int = J[:, 6:] - J[:, :6] @ A
         g_1k = pd.oMi[k].homogeneous
-        assert_close(Ad(g_1k) @ J_int, kin.Z[k - 1] - kin.A, 1e-11, f"J_int of joint {k}")
+        assert_close(Ad(g_1k) @ J_int, kin.Z[k - 1] - kin.A_l, 1e-11, f"J_int of joint {k}")
 
 
 def test_feurstein_3_96_external_velocity_is_the_average_velocity_and_conserved(model, rng):

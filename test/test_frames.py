@@ -64,7 +64,7 @@ def test_property_4_momentum_dynamics_in_a_moving_frame(model, rng):
     P_bar = Ad_1c.T @ rel.locked_inertia_velocity(kin, qdot) @ Ad_1c / 2 + M_bar @ ad(V_1c)
     adt_bar = ad_tilde(M_bar @ mu_c)
     S_bar = Ad_1c.T @ rel.locked_inertia_derivative(kin, Ad_1c @ mu_c)
-    A_bar = links.X[k] @ kin.A
+    A_bar = links.X[k] @ kin.A_l
     rhs = -P_bar @ mu_c + adt_bar @ mu_c - (S_bar / 2 + adt_bar @ A_bar) @ qdot
     assert_close(np.linalg.solve(M_bar, rhs), expected, 1e-10, "eq. 31")
 

@@ -14,7 +14,7 @@ def test_rel_terms_match_the_papers_link_frame_sums(model, rng):
     kin = model.kinematics(q, qdot)
     L = ref.LinkFrames(model, q, qdot)
     assert_close(kin.M_b, ref.locked_inertia(L), 1e-12, "M_b (7)")
-    assert_close(kin.A, ref.connection(L), 1e-12, "A_l")
+    assert_close(kin.A_l, ref.connection(L), 1e-12, "A_l")
     assert_close(rel.reduced_shape_inertia(kin), ref.Lambda_q(L), 1e-12, "Lambda_q (19a)")
     assert_close(rel.locked_inertia_velocity(kin, x), ref.P(L, x), 1e-12, "P (19b)")
     assert_close(rel.locked_inertia_derivative(kin, mu).T, ref.S_T(L, mu), 1e-12, "S^T (19c)")

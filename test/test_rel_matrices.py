@@ -20,7 +20,7 @@ def transform_L(A):
 
 def connection_rate(kin, M_dot):
     """Exact ``A_l_dot = M_b^-1 (M_bq_dot - M_b_dot A_l)`` from Pinocchio's ``M_dot``."""
-    return np.linalg.solve(kin.M_b, M_dot[:6, 6:] - M_dot[:6, :6] @ kin.A)
+    return np.linalg.solve(kin.M_b, M_dot[:6, 6:] - M_dot[:6, :6] @ kin.A_l)
 
 
 def test_block_diagonal_inertia_lemma_2(model, rng):
@@ -34,7 +34,7 @@ def test_theorem_1_cc_forces_equal_lemma_2(model, rng):
     kin = model.kinematics(q, qdot)
     mu = rel.locked_velocity(kin, V1, qdot)
     ref = PinRef(model, q, V1, qdot)
-    L = transform_L(kin.A)
+    L = transform_L(kin.A_l)
     L_dot = np.zeros_like(L)
     L_dot[:6, 6:] = -connection_rate(kin, ref.M_dot(qdot))
     xi = np.r_[mu, qdot]
@@ -76,7 +76,7 @@ def test_skew_symmetry_30(model, rng):
     M_dot = PinRef(model, q).M_dot(qdot)
     A_dot = connection_rate(kin, M_dot)
     # d/dt (M_q - M_bq^T M_b^-1 M_bq)
-    Lam_dot = M_dot[6:, 6:] - M_dot[:6, 6:].T @ kin.A - kin.A.T @ M_dot[:6, 6:] + kin.A.T @ M_dot[:6, :6] @ kin.A
+    Lam_dot = M_dot[6:, 6:] - M_dot[:6, 6:].T @ kin.A_l - kin.A_l.T @ M_dot[:6, 6:] + kin.A_l.T @ M_dot[:6, :6] @ kin.A_l
     h = 1e-5
     fd = (model.reduced_shape_inertia(q + h * qdot) - model.reduced_shape_inertia(q - h * qdot)) / (2 * h)
     assert_close(Lam_dot, fd, 1e-8, "Lambda_q rate")
@@ -98,7 +98,7 @@ def reduced_rates_from_pinocchio(model, q, V1, qdot, tau, F1=None, g1=None, grav
     ref = PinRef(model, q, V1, qdot, g1=g1, gravity=gravity)
     V_dot = ref.aba(tau, F1)
     A_dot = connection_rate(kin, PinRef(model, q).M_dot(qdot))
-    return V_dot[:6] + kin.A @ V_dot[6:] + A_dot @ qdot, V_dot[6:]
+    return V_dot[:6] + kin.A_l @ V_dot[6:] + A_dot @ qdot, V_dot[6:]
 
 
 def test_forward_dynamics_reduced_against_aba(model, rng):
@@ -130,6 +130,6 @@ def test_pinocchio_coriolis_at_the_locked_velocity_gives_S_and_B(model, rng):
     q, _, _, mu = random_state(model, rng)
     kin = model.kinematics(q)
     C = PinRef(model, q).C(np.r_[mu, np.zeros(model.n)])
-    L_q = np.r_[-kin.A, np.eye(model.n)]
+    L_q = np.r_[-kin.A_l, np.eye(model.n)]
     assert_close(2 * L_q.T @ C @ L_q, rel.gyroscopic_matrix(kin, mu), 1e-12, "B~")
     assert_close(-2 * C[6:, :6] + kin.M_bq.T @ ad(mu), rel.locked_inertia_derivative(kin, mu).T, 1e-12, "S^T")

@@ -27,7 +27,7 @@ def curvature_pairs(kin, X=None, Y=None):
     ``(x, y)`` (Corollary 2) explicit.  ``test/test_reference.py`` checks this
     form against eq. 36 written out verbatim.
     """
-    Zt = kin.Z - kin.A                                               # (nb, 6, n)
+    Zt = kin.Z - kin.A_l                                               # (nb, 6, n)
     U = np.swapaxes(Zt if X is None else Zt @ X, 1, 2)               # (nb, a, 6)
     R = Zt if Y is None else Zt @ Y                                  # (nb, 6, b)
     I4 = kin.I[:, None]

@@ -19,12 +19,12 @@ from ..lie import ad, ad_batch, ad_tilde, ad_tilde_batch
 
 def locked_velocity(kin, V1, qdot):
     """Locked velocity ``mu = V1 + A_l(q) qdot`` (seed 002, Def. 3), a body twist of {1}."""
-    return V1 + kin.A @ qdot
+    return V1 + kin.A_l @ qdot
 
 
 def base_velocity(kin, mu, qdot):
     """Base body twist ``V1 = mu - A_l(q) qdot`` of the reconstruction ``g1_dot = g1 V1^`` (eq. 9)."""
-    return mu - kin.A @ qdot
+    return mu - kin.A_l @ qdot
 
 
 def momentum_map(kin, g1, V1, qdot):
@@ -46,7 +46,7 @@ def spatial_momentum(g1, h):
 
 def reduced_shape_inertia(kin):
     """``Lambda_q = sum_k J_k^T M_k J_k - A_l^T M_b A_l`` (seed 002, eq. 19a)."""
-    return kin.M_q - kin.M_bq.T @ kin.A
+    return kin.M_q - kin.M_bq.T @ kin.A_l
 
 
 def locked_inertia_velocity(kin, x):
@@ -77,9 +77,9 @@ def reduced_shape_coriolis(kin):
     term drops out of the sum because ``sum_k I_k (Z_k - A_l) = 0`` (eq. 68a).
     """
     qdot = kin.qdot
-    Zt = kin.Z - kin.A
+    Zt = kin.Z - kin.A_l
     w = kin.Z @ qdot
-    Iu = kin.I @ (w - kin.A @ qdot)[:, :, None]
+    Iu = kin.I @ (w - kin.A_l @ qdot)[:, :, None]
     inner = kin.I @ (kin.Zdot - ad_batch(w) @ Zt) - ad_tilde_batch(Iu[:, :, 0]) @ Zt
     return stacked(Zt).T @ stacked(inner)
 
@@ -94,7 +94,7 @@ def gyroscopic_matrix(kin, mu):
     ``B~ = -sum_k J~_k^T M_k nabla_(Ad_1k^-1 mu) J~_k``, which is what is computed
     (``test/test_reference.py`` checks it against eq. 19e verbatim).
     """
-    Zt = kin.Z - kin.A
+    Zt = kin.Z - kin.A_l
     ad_mu = ad(mu)
     nabla = ad_mu.T @ kin.I + ad_tilde_batch(kin.I @ mu) - kin.I @ ad_mu
     return -stacked(Zt).T @ stacked(nabla @ Zt)
@@ -107,7 +107,7 @@ def cc_matrices(kin, mu):
     ``D_qdot`` depends on ``kin.qdot`` only and ``D_mu`` on ``mu`` only
     (``D_mu`` is skew-symmetric).
     """
-    n = kin.A.shape[1]
+    n = kin.A_l.shape[1]
     S = locked_inertia_derivative(kin, mu)
     adt = ad_tilde(kin.M_b @ mu)
     D_qdot = np.zeros((6 + n, 6 + n))
@@ -115,7 +115,7 @@ def cc_matrices(kin, mu):
     D_qdot[6:, 6:] = reduced_shape_coriolis(kin)
     D_mu = np.empty((6 + n, 6 + n))
     D_mu[:6, :6] = adt
-    D_mu[:6, 6:] = -0.5 * S - adt @ kin.A
+    D_mu[:6, 6:] = -0.5 * S - adt @ kin.A_l
     D_mu[6:, :6] = -D_mu[:6, 6:].T
     D_mu[6:, 6:] = -gyroscopic_matrix(kin, mu)
     return D_qdot, D_mu
@@ -123,7 +123,7 @@ def cc_matrices(kin, mu):
 
 def reduced_inertia(kin):
     """Block-diagonal inertia ``Lambda = diag(M_b, Lambda_q)`` of Theorem 1 (eq. 18)."""
-    n = kin.A.shape[1]
+    n = kin.A_l.shape[1]
     Lam = np.zeros((6 + n, 6 + n))
     Lam[:6, :6] = kin.M_b
     Lam[6:, 6:] = reduced_shape_inertia(kin)

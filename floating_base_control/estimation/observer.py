@@ -46,7 +46,6 @@ the sample (counted in ``resets``, as are restarts after a diverged estimate,
 """
 from collections import deque
 from dataclasses import dataclass
-from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -68,9 +67,10 @@ class Estimate(NamedTuple):
     mu_hat_o: np.ndarray     #: Ad_eta^-1 mu_hat: the estimate of mu in the base frame
 
 
-@dataclass
+@dataclass(frozen=True)
 class ObserverGains:
-    """Gains of the observer (see the module docstring)."""
+    """Gains of the observer (see the module docstring).  Immutable: ``L`` is derived once;
+    to retune, set a new ``ObserverGains`` (as the ROS node does)."""
 
     k: float = 2.0            #: K = k I, eq. 37 (1/s)
     l_rot: float = 70.0       #: F_o stiffness on the rotation error, eq. 51 (N m/rad)
@@ -81,11 +81,9 @@ class ObserverGains:
             value = getattr(self, name)
             if not (np.isfinite(value) and value > 0):
                 raise InputError(f"observer gain {name} must be finite and > 0, got {value}")
-
-    @cached_property
-    def L(self):
-        """``diag(l_rot I_3, l_trans I_3)``."""
-        return np.diag([self.l_rot] * 3 + [self.l_trans] * 3)
+        L = np.diag([self.l_rot] * 3 + [self.l_trans] * 3)      # diag(l_rot I_3, l_trans I_3), eq. 51
+        L.setflags(write=False)
+        object.__setattr__(self, "L", L)
 
 
 class MomentumObserver:
