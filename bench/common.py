@@ -1,13 +1,14 @@
 """Shared by the benchmarks: where results go and how plain ones are printed."""
-import json
 from pathlib import Path
+
+from floating_base_control.results import write_json
 
 
 def save(result, name):
     """Write ``out/bench/<name>.json`` at the repository root."""
     out = Path(__file__).resolve().parents[1] / "out" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.json").write_text(json.dumps(result, indent=2))
+    write_json(out / f"{name}.json", result)
 
 
 def report(result):

@@ -5,17 +5,17 @@ The thesis names the floor's viscoelasticity among what decides the angular mome
 lift-off but gives only K and D.  This runs Exp I (radial spring only) and Exp IV (the full
 controller) from the same drop on a grid of floors around the thesis' (K = 10000 N/m, D = 1000
 N s/m) and on MuJoCo's contact, and prints the angular momentum of the first flight and the
-rotation of the CoM-foot line over it; JSON in out/bench/hopper_floor.json.
+rotation of the CoM-foot line over it; JSON in out/studies/hopper_floor.json.
 
-    python bench/hopper_floor.py
+    python studies/hopper_floor.py
 """
-import json
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from floating_base_control.results import write_json
 from floating_base_control.hopper.report import flights, summarize
 from floating_base_control.hopper.experiments import experiment, run
 
@@ -70,7 +70,7 @@ def table(rows):
 
 if __name__ == "__main__":
     result = sweep()
-    out = Path("out/bench")
+    out = Path("out/studies")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "hopper_floor.json").write_text(json.dumps(result, indent=2))
+    write_json(out / "hopper_floor.json", result)
     print(table(result))

@@ -3,15 +3,15 @@
 Controller III (polar spring on the orientation of the CoM frame aligned with the locked
 velocity, eq. 4.26) was never run in the thesis.  This runs every experiment that has a polar
 spring with both variants, same gains, same initial state, and prints the table of
-docs/HOPPER.md; JSON in out/bench/hopper_variants.json.
+docs/HOPPER.md; JSON in out/studies/hopper_variants.json.
 
-    python bench/hopper_variants.py [--quick]
+    python studies/hopper_variants.py [--quick]
 """
-import json
 import sys
 import time
 from pathlib import Path
 
+from floating_base_control.results import write_json
 from floating_base_control.hopper.report import summarize
 from floating_base_control.hopper.experiments import experiment, run
 
@@ -51,7 +51,7 @@ def table(rows):
 
 if __name__ == "__main__":
     result = compare(quick="--quick" in sys.argv)
-    out = Path("out/bench")
+    out = Path("out/studies")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "hopper_variants.json").write_text(json.dumps(result, indent=2))
+    write_json(out / "hopper_variants.json", result)
     print(table(result))

@@ -1,7 +1,7 @@
 """Seed 002, Sec. V-B2 reproduced on urdf/lwr4_free_floating.urdf, with the table of
 docs/GEOMETRY.md and a sensitivity study of the choices the paper leaves open.
 
-    cd bench && python sec_vb.py            (about a minute; JSON in out/bench/sec_vb.json)
+    python studies/sec_vb.py            (about a minute; JSON in out/studies/sec_vb.json)
 
 Rows: the exact displacement (eq. 9, 4096-segment circle), the Stokes estimate (eq. 11)
 in the virtual chassis and in the base frame, and zeta read off a 30 x 30 CCF map as in
@@ -10,15 +10,16 @@ inertias matter), the base CoM 0.15 m below the arm mount, link 7's CoM 0.078 m 
 out (DH d7 = 0.078 instead of 0).
 """
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from common import save
 from floating_base_control import FloatingBaseModel
 from floating_base_control.analysis import locomotion as loc
 from floating_base_control.lie import Ad, exp, log
 from floating_base_control.resources import share_file
+from floating_base_control.results import write_json
 
 URDF = share_file("urdf/lwr4_free_floating.urdf")
 SAMPLES = 4096
@@ -113,4 +114,6 @@ def report(result):
 if __name__ == "__main__":
     res = run()
     report(res)
-    save(res, "sec_vb")
+    out = Path("out/studies")
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / "sec_vb.json", res)

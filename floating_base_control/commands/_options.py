@@ -4,7 +4,6 @@ Without ``--urdf`` the gait tools use seed 002's Sec. V-B example: the LWR 4+ on
 3.5 kg base (urdf/lwr4_free_floating.urdf) and the paper's circular gait.
 """
 import argparse
-import json
 import math
 from pathlib import Path
 
@@ -164,25 +163,3 @@ def output_dir(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     return out
-
-
-def write_json(path, data):
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2, default=_plain)
-        f.write("\n")
-
-
-def _plain(x):
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, (np.floating, np.integer, np.bool_)):
-        return x.item()
-    raise TypeError(f"not JSON serializable: {type(x)}")
-
-
-def pyplot():
-    """matplotlib's pyplot on the non-interactive Agg backend (imported only when plotting)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt

@@ -3,6 +3,7 @@ import numpy as np
 
 from ..analysis.locomotion import ccf_map, ccf_volume, stokes_estimate
 from ..validation import InputError
+from ..results import pyplot, write_json
 from . import _options as opt
 
 DESCRIPTION = """\
@@ -63,7 +64,7 @@ def run(args):
         report["zeta_from_map"] = ccf_volume(r1, r2, ccf, gait.r)
         report["zeta_from_curvature"] = stokes_estimate(model, gait, args.frame).zeta
     out = opt.output_dir(args)
-    opt.write_json(out / "ccf.json", report)
+    write_json(out / "ccf.json", report)
     plot(r1, r2, ccf, gait, args.frame, out / "ccf.png")
     print(f"CCF of {model.source} on a {args.grid} x {args.grid} grid, frame {args.frame}; "
           f"max |CCF| per component: {np.array2string(report['max_abs'], precision=4)}")
@@ -76,7 +77,7 @@ def run(args):
 
 def plot(r1, r2, ccf, gait, frame, path):
     from scipy.interpolate import RegularGridInterpolator
-    plt = opt.pyplot()
+    plt = pyplot()
     shown = range(3) if frame == "chassis" else range(6)
     fig = plt.figure(figsize=(5 * min(len(shown), 3), 4.5 * (len(shown) // 3)))
     R1, R2 = np.meshgrid(r1, r2)

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from ..control.shape import COMPENSATIONS
+from ..results import write_csv, write_json
 
 
 def register(sub):
@@ -70,8 +71,8 @@ def run_orbital(args):
     if args.ros and args.compare:
         print("the same scenario without ROS (one process, synchronous loop):")
         summary["ros_free"] = {k: orbital.run(scenario)[1][k] for k in KEYS}
-    report.write_summary(out, summary)
-    report.write_csv(out, log)
+    write_json(out / "summary.json", summary)
+    write_csv(out / "timeseries.csv", log)
     report.plot_orbital(out, log, summary)
     shown = {k: summary[k] for k in KEYS}
     if "ros_free" in summary:
@@ -107,7 +108,8 @@ def _hopper_parser(families):
 
 
 def _run_hopper(args):
-    from ..hopper.report import plot, summarize, write_csv
+    from ..hopper.report import plot, summarize
+    from ..hopper.report import write_csv as write_log_csv
     from ..hopper.experiments import experiment, run
 
     exp = experiment(args.robot, args.experiment, variant=args.variant, gravity=args.gravity)
@@ -118,9 +120,8 @@ def _run_hopper(args):
     log, flows, meta = run(exp, args.duration, floor=args.floor, base=args.base, timestep=args.timestep,
                            floor_K=args.floor_K, floor_D=args.floor_D)
     summary = summarize(exp, log, flows, meta)
-    with open(out / "summary.json", "w") as f:
-        json.dump(summary, f, indent=2)
-    write_csv(out / "timeseries.csv", log)
+    write_json(out / "summary.json", summary)
+    write_log_csv(out / "timeseries.csv", log)
     files = [] if args.no_plots else plot(out, exp, log, summary)
     fell = f"fell at {summary['fell_at_s']:.2f} s" if summary["fell"] else "did not fall"
     print(f"{summary['duration_s']:.2f} s simulated: {summary['hops']} hops, {fell}, mean forward "

@@ -5,6 +5,7 @@ from scipy.spatial.transform import Rotation
 from ..analysis.locomotion import (SEC_VB_PAPER, ccf_map, displacement_error, reconstruct,
                                    stokes_estimate)
 from ..lie import log
+from ..results import pyplot, write_json
 from . import _options as opt
 
 DESCRIPTION = """\
@@ -65,7 +66,7 @@ def run(args):
     if opt.is_sec_vb(args):
         report["paper_sec_vb"] = SEC_VB_PAPER
     out = opt.output_dir(args)
-    opt.write_json(out / "gait.json", report)
+    write_json(out / "gait.json", report)
     plot(model, gait, poses, poses_mu, est, args.frame, out / "gait.png")
     print_summary(report, out)
 
@@ -93,7 +94,7 @@ def print_summary(r, out):
 
 
 def plot(model, gait, poses, poses_mu, est, frame, path, grid=31):
-    plt = opt.pyplot()
+    plt = pyplot()
     lo, hi = gait.r.min(axis=0), gait.r.max(axis=0)
     pad = 0.1 * (hi - lo).max()
     r1, r2 = np.linspace(lo[0] - pad, hi[0] + pad, grid), np.linspace(lo[1] - pad, hi[1] + pad, grid)

@@ -7,6 +7,7 @@ from ..lie import log
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..validation import InputError
+from ..results import pyplot, write_json
 from . import _options as opt
 
 DESCRIPTION = """\
@@ -79,7 +80,7 @@ def run(args):
                               "rotation_vector_deg": np.degrees(log(H)[:3]),
                               "translation_m": H[:3, 3]}
     out = opt.output_dir(args)
-    opt.write_json(out / "integrability.json", report)
+    write_json(out / "integrability.json", report)
     plot(names, scan, poses, out / "integrability.png")
     print_summary(report, out)
 
@@ -100,7 +101,7 @@ def print_summary(r, out):
 
 
 def plot(names, scan, poses, path):
-    plt = opt.pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2 if poses is not None else 1,
                              figsize=(12 if poses is not None else 6.5, 5), squeeze=False)
     ax = axes[0, 0]

@@ -1,6 +1,7 @@
 """``fbc sweep orbital``: robustness sweep of the orbital scenario (table in Markdown and JSON)."""
-import json
 from pathlib import Path
+
+from ..results import write_json
 
 
 def register(sub):
@@ -21,7 +22,7 @@ def run(args):
     results = sweep.sweep(args.duration)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(dict(results), indent=2))
+    write_json(out / "results.json", dict(results))
     table = sweep.markdown_table(results)
     (out / "table.md").write_text(table)
     if args.doc:

@@ -6,11 +6,12 @@ bounce off for a few milliseconds after some touchdowns (the thesis' "bursts" in
 floor forces), and those are contact episodes, not hops.  The flight rotation is the
 change of ``alpha_i,cf`` over a hop, as in the thesis' Figs. 4.8d and 4.11d.
 """
-import csv
 import math
 from dataclasses import asdict
 
 import numpy as np
+
+from .. import results
 
 MIN_FLIGHT = 0.03   #: s
 
@@ -68,7 +69,7 @@ def summarize(exp, log, flows, meta):
     }
     if exp.robot == "revolute" and exp.name == "VI":
         summary["thesis_exp_vi_20s"] = THESIS_EXP_VI_FLOWS
-    return _finite(summary)
+    return results.plain(summary)
 
 
 def gait_statistics(log, hops, t_from):
@@ -83,19 +84,6 @@ def gait_statistics(log, hops, t_from):
         return {"mean": float(x.mean()), "std": float(x.std())} if len(x) else None
     return {"hops": int(len(starts)), "apex_height_m": stats(apex[:, 0]), "apex_forward_speed": stats(apex[:, 1]),
             "hop_period_s": stats(period), "touchdown_alpha_deg": stats(td)}
-
-
-def _finite(x):
-    """JSON-safe copy: NaN and infinities become None."""
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    if isinstance(x, (float, np.floating)):
-        return float(x) if math.isfinite(x) else None
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
 
 
 #: CSV columns and their units (the header is ``name [unit]``).
@@ -113,20 +101,13 @@ CSV_UNITS = {
 def write_csv(path, log):
     """The decimated time series, one row per logged step."""
     a = log.arrays()
-    names = list(CSV_UNITS)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow([f"{n} [{CSV_UNITS[n]}]" for n in names])
-        for row in zip(*(a[n] for n in names)):
-            w.writerow([f"{v:.9g}" for v in row])
+    return results.write_csv(path, {name: a[name] for name in CSV_UNITS}, CSV_UNITS)
 
 
 def plot(out_dir, exp, log, summary):
     """PNG figures in ``out_dir``: CoM trajectory, angular momentum, energies, cumulative
     energy flows (as the thesis' Fig. 4.14f) and the radial/polar quantities."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = results.pyplot()
 
     a = log.arrays()
     t = a["t"]

@@ -32,6 +32,7 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 
 from ..control.watchdog import Watchdog
+from ..results import write_csv
 from ..validation import FloatingBaseError
 from . import messages as m
 from . import runtime as rt
@@ -249,8 +250,8 @@ class LoopStats:
 
     def write(self, path):
         """CSV of every tick: time, compute time, input age (s)."""
-        np.savetxt(path, np.array(self.all).reshape(-1, 3), delimiter=",", header="t,compute_s,joint_state_age_s",
-                   comments="")
+        t, compute, age = np.array(self.all).reshape(-1, 3).T
+        write_csv(path, {"t": t, "compute_s": compute, "joint_state_age_s": age})
 
     def summary(self):
         if len(self.times) < 3:

@@ -1,57 +1,20 @@
-"""Reports of a run: ``summary.json``, ``timeseries.csv`` and PNG plots.
+"""Plots of an orbital run (``summary.json`` and ``timeseries.csv`` are written by ``results.py``).
 
 The orbital plots follow seed 002, Fig. 6: (A) the Lyapunov candidate ``W``
 (eq. 53) and the shape kinetic energy ``W3``; (B) ``|tau_hat_1|`` against
 ``|tau_hat_2|``; plus the joint error, the observer errors and the momentum of
 the simulated robot (MuJoCo's, not the controller's model).
 """
-import csv
-import json
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-
-def write_summary(out_dir, summary):
-    path = Path(out_dir) / "summary.json"
-    path.write_text(json.dumps(summary, indent=2, default=_jsonable))
-    return path
-
-
-def _jsonable(x):
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    if isinstance(x, np.generic):
-        return x.item()
-    return vars(x)
-
-
-def write_csv(out_dir, log, name="timeseries.csv"):
-    """One column per scalar, ``name_i`` per vector component."""
-    columns, header = [], []
-    for key, values in log.items():
-        values = np.asarray(values, dtype=float)
-        if values.ndim == 1:
-            columns.append(values)
-            header.append(key)
-        else:
-            for i in range(values.shape[1]):
-                columns.append(values[:, i])
-                header.append(f"{key}_{i}")
-    path = Path(out_dir) / name
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(np.column_stack(columns).tolist())
-    return path
+from ..results import pyplot
 
 
 def plot_orbital(out_dir, log, summary):
     """``fig6_convergence.png`` (W, W3; |tau_hat_i|) and ``errors.png`` (joint, observer, momentum)."""
+    plt = pyplot()
     out_dir = Path(out_dir)
     t = log["t"]
     title = f"compensation: {summary['compensation']}, pose {summary['pose_rate_hz']:g} Hz"
@@ -91,4 +54,4 @@ def plot_orbital(out_dir, log, summary):
 def _save(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    pyplot().close(fig)
