@@ -164,7 +164,10 @@ def check_body_inertia(inertia, links, source):
     what = (f"link {links[0]!r}" if len(links) == 1 else
             f"the body of links {', '.join(map(repr, links))} (merged by fixed joints)")
     m, moments = inertia.mass, np.linalg.eigvalsh(inertia.inertia)
-    tol = INERTIA_TOL * max(abs(moments).max(), 0.0)
+    # The body's scale: its rotational inertia about its joint, where merging rounds (a point
+    # mass merged at an offset leaves moments of 1e-20 around zero).
+    about_joint = inertia.inertia + m * (inertia.lever @ inertia.lever * np.eye(3) - np.outer(inertia.lever, inertia.lever))
+    tol = INERTIA_TOL * max(np.abs(moments).max(), np.linalg.eigvalsh(about_joint).max())
     if m == 0 and moments.max() > 0:
         raise ModelError(f"URDF {source}: {what} has zero mass but non-zero inertia")
     if moments.min() < -tol:
@@ -234,6 +237,9 @@ def _parse(xml, source):
     if root.tag != "robot":
         raise ModelError(f"URDF {source} does not parse: root element is <{root.tag}>, "
                          "expected <robot>")
+    if root.find("link") is None:
+        raise ModelError(f"URDF {source} has no <link>: not a robot description")
+    root.set("name", root.get("name") or "robot")     # urdfdom requires one; nothing depends on it
     for joint in root.findall("joint"):
         for tag in ("parent", "child"):
             if joint.find(tag) is None or not joint.find(tag).get("link"):
@@ -341,8 +347,11 @@ def _lock(joint, position, source):
         for el in joint.findall(tag):
             joint.remove(el)
     joint.set("type", "fixed")
-    ET.SubElement(joint, "origin", xyz=" ".join(map(repr, xyz)),
-                  rpy=" ".join(map(repr, pin.rpy.matrixToRpy(R))))
+    ET.SubElement(joint, "origin", xyz=_numbers(xyz), rpy=_numbers(pin.rpy.matrixToRpy(R)))
+
+
+def _numbers(v):
+    return " ".join(f"{float(x):.17g}" for x in v)
 
 
 def _normalize_joint(joint, unlimited_position):
