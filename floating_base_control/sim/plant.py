@@ -87,6 +87,7 @@ def spec_from_urdf_string(xml, geometry="none", base_dir=".", source="<string>")
     except ValueError as exc:
         raise ModelError(f"MuJoCo cannot load {source}: {exc}") from None
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
+    spec.compiler.fusestatic = True
     spec.compiler.discardvisual = geometry != "meshes"
     return spec
 
@@ -153,6 +154,7 @@ class MujocoPlant:
         self.root = mj_model.jnt_bodyid[0]
         self.mass = mj_model.body_subtreemass[self.root]
         self.model_mismatch = {}     #: URDF joint damping/friction the controller's model lacks
+        self.inertias_from_model = False   #: body inertias set from the model's merged bodies
 
     @classmethod
     def from_urdf(cls, urdf_path, model, geometry="none", joint_dynamics="urdf", **options):
@@ -171,13 +173,23 @@ class MujocoPlant:
             for joint in spec.joints:
                 joint.damping, joint.frictionloss = 0.0, 0.0
             mismatch = {}
-        plant = cls(compile_spec(spec, urdf_path), model.joint_names)
+        try:
+            plant = cls(spec.compile(), model.joint_names)
+            check_plant_matches(plant, model)
+        except (ValueError, ModelError):
+            # MuJoCo reads each URDF link alone: it refuses a consistent robot whose 1-microgram
+            # link has a rank-1 inertia, and drops the inertia of a massless link that the merged
+            # body keeps.  Then the plant gets the model's merged bodies (the same rigid bodies);
+            # the check still tests MuJoCo's own kinematics, frames and base.
+            set_body_inertias(spec, model)
+            plant = cls(compile_spec(spec, urdf_path), model.joint_names)
+            plant.inertias_from_model = True
+            check_plant_matches(plant, model)
         plant.model_mismatch = {k: v for k, v in mismatch.items() if v}
         if plant.model_mismatch:
             warnings.warn(f"{urdf_path}: the plant has URDF joint {' and '.join(plant.model_mismatch)} "
                           "that the controller's model lacks (joint_dynamics='ideal' removes them): "
                           f"{plant.model_mismatch}", stacklevel=2)
-        check_plant_matches(plant, model)
         return plant
 
     @property
@@ -220,6 +232,25 @@ class MujocoPlant:
         p = self.mass * self.data.subtree_linvel[r]
         com = self.data.subtree_com[r]
         return np.concatenate([self.data.subtree_angmom[r] + np.cross(com, p), p])
+
+
+#: Mass (kg) and principal moments (kg m^2) given to a massless moving body (MuJoCo needs > 1e-15).
+MASSLESS_BOUND = 1e-12
+
+
+def set_body_inertias(spec, model):
+    """Give each MuJoCo body the inertia of the model's merged body (Pinocchio's, in the same link
+    frame), massless bodies :data:`MASSLESS_BOUND`; links merged into another body get none."""
+    pm = model.pin_model
+    bodies = {name: pm.inertias[j] for j, name in enumerate(model.link_names, start=1)}
+    for body in spec.bodies[1:]:
+        Y = bodies.get(body.name)
+        body.explicitinertial = True
+        body.mass = 0.0 if Y is None else Y.mass
+        body.ipos = np.zeros(3) if Y is None else Y.lever
+        I = np.zeros((3, 3)) if Y is None else Y.inertia
+        body.fullinertia = [I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]]
+    spec.compiler.boundmass = spec.compiler.boundinertia = MASSLESS_BOUND
 
 
 def check_plant_matches(plant, model, seed=0):
