@@ -130,7 +130,7 @@ def build_pinocchio_model(description, gravity):
     """
     source = description.source
     try:
-        model = pin.buildModelFromXML(description.urdf, pin.JointModelFreeFlyer())
+        model = pin.buildModelFromXML(_revolute_continuous(description.urdf), pin.JointModelFreeFlyer())
     except (RuntimeError, ValueError) as exc:
         raise ModelError(f"URDF {source} does not parse: {exc}") from None
     model.gravity = pin.Motion(np.concatenate([gravity, np.zeros(3)]))
@@ -355,14 +355,25 @@ def _numbers(v):
 
 
 def _normalize_joint(joint, unlimited_position):
-    """A movable joint as both parsers read it: a ``<limit>`` with numbers, revolute if continuous."""
+    """A movable joint as both parsers read it: a ``<limit>`` with numbers; an unlimited revolute
+    joint is continuous, an unlimited prismatic one gets +-1e10 m."""
     limit = joint.find("limit")
     if limit is None:
         limit = ET.SubElement(joint, "limit")
     for key in ("effort", "velocity"):
         limit.set(key, limit.get(key, "0"))
-    if unlimited_position and joint.get("type") != "prismatic":
-        joint.set("type", "revolute")
+    if unlimited_position and joint.get("type") == "revolute":
+        joint.set("type", "continuous")
     if unlimited_position:
         limit.set("lower", "-1e10")
         limit.set("upper", "1e10")
+
+
+def _revolute_continuous(xml):
+    """For Pinocchio: continuous joints as revolute joints of range +-1e10 (a plain angle, not the
+    (cos, sin) pair Pinocchio would use); :func:`build_pinocchio_model` then unlimits them."""
+    root = ET.fromstring(xml)
+    for joint in root.findall("joint"):
+        if joint.get("type") == "continuous":
+            joint.set("type", "revolute")
+    return ET.tostring(root, encoding="unicode")

@@ -171,7 +171,7 @@ class MujocoPlant:
         mismatch = {"damping": dict(desc.damping), "friction": dict(desc.friction)} if desc else {}
         if joint_dynamics == "ideal":
             for joint in spec.joints:
-                joint.damping, joint.frictionloss = 0.0, 0.0
+                joint.damping, joint.frictionloss = np.zeros_like(joint.damping), 0.0
             mismatch = {}
         try:
             plant = cls(spec.compile(), model.joint_names)
