@@ -22,9 +22,9 @@ import numpy as np
 from ..control.shape import ShapeGains
 from ..estimation.observer import ObserverGains
 from ..model import FloatingBaseModel
+from ..resources import orbital_robot_urdf
 from ..urdf_loader import describe_urdf, read_urdf, root_link
 from ..validation import InputError, ModelError
-from .scenario import OrbitalScenario
 
 #: Root link and mount joint of a mounted robot.
 BUS_LINK, MOUNT_JOINT = "spacecraft_bus", "arm_mount"
@@ -86,6 +86,20 @@ def mount_arm(arm_xml, spacecraft=Spacecraft(), source="<arm>", locked=None, mim
     return ET.tostring(arm, encoding="unicode")
 
 
+def load_robot(urdf="", arm_urdf="", spacecraft=Spacecraft(), locked=None, mimic="lock"):
+    """``(model, urdf_path)`` of an orbital robot: the URDF ``urdf`` (default: the shipped orbital
+    robot), or the arm ``arm_urdf`` mounted on ``spacecraft``; ``locked`` and ``mimic`` as in
+    ``FloatingBaseModel.from_urdf``.  What both orbital nodes load (same loading, same errors);
+    ``urdf_path`` is the file the plant resolves meshes from."""
+    if urdf and arm_urdf:
+        raise InputError(f"give urdf ({urdf!r}) or arm_urdf ({arm_urdf!r}), not both")
+    if not arm_urdf:
+        path = urdf or orbital_robot_urdf()
+        return FloatingBaseModel.from_urdf(path, locked=locked, mimic=mimic), path
+    xml = mount_arm(read_urdf(arm_urdf), spacecraft, str(arm_urdf), locked, mimic)
+    return FloatingBaseModel.from_urdf_string(xml, source=f"{arm_urdf} on a spacecraft"), arm_urdf
+
+
 def _numbers(v):
     return " ".join(repr(float(x)) for x in v)
 
@@ -124,6 +138,7 @@ def arm_scenario(arm_urdf, spacecraft=Spacecraft(), locked=None, urdf_out=None, 
     scenario's ``urdf``; start, set-point and gains default to the robot-scaled values above;
     ``overrides`` set any other field of :class:`OrbitalScenario` (or these ones).
     """
+    from .scenario import OrbitalScenario      # the scenario needs MuJoCo; the mounting does not
     xml = mount_arm(read_urdf(arm_urdf), spacecraft, str(arm_urdf), locked)
     if urdf_out is None:
         urdf_out = Path(tempfile.mkdtemp(prefix="fbc_arm_")) / "robot.urdf"
