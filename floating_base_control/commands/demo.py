@@ -24,6 +24,7 @@ def register(sub):
 
 
 def _orbital_parser(families):
+    from ..sim.plant import JOINT_DYNAMICS
     p = families.add_parser("orbital", help="orbital robot with momentum: observer + compensating "
                                           "shape controller (seed 002, Sec. V-A)")
     p.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
@@ -50,6 +51,9 @@ def _orbital_parser(families):
                                         "bolted to the bus; mimic joints are locked)")
     arm.add_argument("--lock", action="append", default=[], metavar="JOINT=VALUE", type=joint_value,
                      help="hold a joint of the arm at VALUE (rad or m); repeatable")
+    arm.add_argument("--joint-dynamics", choices=JOINT_DYNAMICS, default="urdf",
+                     help="the URDF's joint damping and friction in the plant, a mismatch the controller's "
+                          "model (ideal joints) does not know (urdf, default), or not (ideal)")
     defaults = Spacecraft()
     arm.add_argument("--spacecraft-mass", type=float, default=defaults.mass, help="kg (default %(default)g)")
     arm.add_argument("--spacecraft-inertia", type=float, nargs=6, default=defaults.inertia,
@@ -79,7 +83,8 @@ def run_orbital(args):
     options = dict(
         duration_s=args.duration, compensation=args.compensation, pose_rate_hz=args.pose_rate,
         pose_rotation_noise=1e-3 * args.pose_noise, pose_position_noise=1e-3 * args.pose_noise,
-        pose_latency_s=args.latency, model_mass_error=args.mass_error, seed=args.seed)
+        pose_latency_s=args.latency, model_mass_error=args.mass_error, seed=args.seed,
+        joint_dynamics=args.joint_dynamics)
     if args.arm_urdf:
         spacecraft = Spacecraft(args.spacecraft_mass, tuple(args.spacecraft_com), tuple(args.spacecraft_inertia),
                                 tuple(args.mount_xyz), tuple(args.mount_rpy))
