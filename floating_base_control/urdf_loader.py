@@ -57,7 +57,7 @@ class URDFDescription(NamedTuple):
     locked: dict              #: joint -> position (rad or m) of every locked joint (mimic groups included)
     mimic: dict               #: follower joint -> (leader, multiplier, offset)
     dropped_root: str         #: name of the dropped ``world`` root link, or ""
-    continuous: frozenset     #: continuous joints (no position limits)
+    unlimited_position: frozenset  #: joints without position limits (continuous, or no valid range)
     unlimited_effort: frozenset    #: joints without an effort limit
     unlimited_velocity: frozenset  #: joints without a velocity limit
     damping: dict             #: joint -> URDF damping (N m s/rad or N s/m), non-zero only
@@ -88,7 +88,7 @@ def describe_urdf(xml, source="<string>", locked=None, mimic="lock"):
     joints = {j.get("name"): j for j in root.findall("joint")}
     locked = _lock_positions(joints, dict(locked or {}), mimic, source)
     mimics = {name: _mimic_of(j, joints, source) for name, j in joints.items() if j.find("mimic") is not None}
-    continuous, no_effort, no_velocity, damping, friction = set(), set(), set(), {}, {}
+    unlimited, no_effort, no_velocity, damping, friction = set(), set(), set(), {}, {}
     for name, joint in joints.items():
         kind = joint.get("type")
         if name in locked:
@@ -104,7 +104,7 @@ def describe_urdf(xml, source="<string>", locked=None, mimic="lock"):
         lower, upper, effort, velocity = (_number(limit, k, name, source) for k in
                                           ("lower", "upper", "effort", "velocity"))
         if kind == "continuous" or limit is None or lower >= upper:
-            continuous.add(name)
+            unlimited.add(name)
         if not effort > 0:
             no_effort.add(name)
         if not velocity > 0:
@@ -114,11 +114,11 @@ def describe_urdf(xml, source="<string>", locked=None, mimic="lock"):
             value = _number(dyn, key, name, source)
             if value:
                 table[name] = value
-        _normalize_joint(joint, name in continuous)
+        _normalize_joint(joint, name in unlimited)
     for link in root.findall("link"):
         check_link_mass(link, source)
     return URDFDescription(ET.tostring(root, encoding="unicode"), source, locked, mimics, dropped,
-                           frozenset(continuous), frozenset(no_effort), frozenset(no_velocity),
+                           frozenset(unlimited), frozenset(no_effort), frozenset(no_velocity),
                            damping, friction)
 
 
@@ -136,7 +136,7 @@ def build_pinocchio_model(description, gravity):
     model.gravity = pin.Motion(np.concatenate([gravity, np.zeros(3)]))
     for j in range(2, model.njoints):
         iq, iv, name = model.idx_qs[j], model.idx_vs[j], model.names[j]
-        if name in description.continuous:
+        if name in description.unlimited_position:
             model.lowerPositionLimit[iq] = -math.inf
             model.upperPositionLimit[iq] = math.inf
         if name in description.unlimited_effort:

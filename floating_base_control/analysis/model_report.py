@@ -46,7 +46,7 @@ def loading_report(model):
         "merged_links": {body: links for body, links in merged.items() if links},
         "locked_joints": dict(model.locked_joints),
         "mimic_joints": {f: list(v) for f, v in d.mimic.items()} if d else {},
-        "joints_without_position_limits": sorted(d.continuous & set(model.joint_names)) if d else [],
+        "joints_without_position_limits": sorted(d.unlimited_position & set(model.joint_names)) if d else [],
         "joints_without_effort_limits": sorted(d.unlimited_effort & set(model.joint_names)) if d else [],
         "joint_damping": dict(d.damping) if d else {},
         "joint_friction": dict(d.friction) if d else {},
