@@ -195,3 +195,17 @@ def test_node_parameters_load_as_the_api():
         load_robot(**robot_options({**params, "mimic": "error"}.get))
     arm = load_robot(**robot_options({**specs, "arm_urdf": PANDA}.get))[0]
     assert arm.link_names[0] == "spacecraft_bus" and arm.mass == pytest.approx(300 + api.mass)
+
+
+def test_meshes_only_when_asked_and_found_through_ros_package_path(monkeypatch, tmp_path):
+    """``package://example-robot-data/...`` meshes: not needed by default; with geometry='meshes'
+    resolved through ROS_PACKAGE_PATH, else the package's error naming the mesh."""
+    model = FloatingBaseModel.from_urdf(PANDA)
+    assert MujocoPlant.from_urdf(PANDA, model).model.ngeom == 0
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path))
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))             # no ament index entry either
+    with pytest.raises(ModelError, match="mesh 'package://example-robot-data/robots/panda_description/meshes/"):
+        MujocoPlant.from_urdf(PANDA, model, geometry="meshes")
+    share = PANDA[:PANDA.index("/example-robot-data/")]
+    monkeypatch.setenv("ROS_PACKAGE_PATH", f"{tmp_path}:{share}")
+    assert MujocoPlant.from_urdf(PANDA, model, geometry="meshes").model.nmesh > 0
