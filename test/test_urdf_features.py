@@ -209,3 +209,14 @@ def test_meshes_only_when_asked_and_found_through_ros_package_path(monkeypatch, 
     share = PANDA[:PANDA.index("/example-robot-data/")]
     monkeypatch.setenv("ROS_PACKAGE_PATH", f"{tmp_path}:{share}")
     assert MujocoPlant.from_urdf(PANDA, model, geometry="meshes").model.nmesh > 0
+
+
+def test_arm_scenario_defaults_are_plain_numbers_within_the_limits(tmp_path):
+    """The scenario's fields go to YAML and ROS parameters: plain floats, one per joint, inside the limits."""
+    from floating_base_control.orbital.spacecraft import arm_scenario
+    s = arm_scenario(PANDA, urdf_out=tmp_path / "robot.urdf", duration_s=1.0)
+    model = FloatingBaseModel.from_urdf(s.urdf)
+    for field in (s.q0, s.q_d, s.stiffness, s.damping, (s.observer.l_rot, s.observer.l_trans)):
+        assert all(type(x) is float for x in field)
+    lo, hi = model.position_limits.T
+    assert len(s.q0) == model.n == 7 and np.all((lo <= s.q_d) & (s.q_d <= hi) & (lo <= s.q0) & (s.q0 <= hi))

@@ -128,7 +128,8 @@ def default_observer_gains(model, q):
     (:data:`OBSERVER_STIFFNESS_PER_INERTIA`; ``k`` as in the defaults)."""
     M_b = model.locked_inertia(q)
     c = OBSERVER_STIFFNESS_PER_INERTIA
-    return ObserverGains(k=ObserverGains().k, l_rot=c * np.trace(M_b[:3, :3]) / 3.0, l_trans=c * model.mass)
+    return ObserverGains(k=ObserverGains().k, l_rot=float(c * np.trace(M_b[:3, :3]) / 3.0),
+                         l_trans=float(c * model.mass))
 
 
 def arm_scenario(arm_urdf, spacecraft=Spacecraft(), locked=None, urdf_out=None, **overrides):
@@ -146,8 +147,9 @@ def arm_scenario(arm_urdf, spacecraft=Spacecraft(), locked=None, urdf_out=None, 
     model = FloatingBaseModel.from_urdf(urdf_out)
     q0, q_d = default_shape_setpoints(model)
     gains = default_shape_gains(model, q_d)
-    fields = dict(urdf=str(urdf_out), q0=tuple(q0), q_d=tuple(q_d), stiffness=tuple(gains.stiffness),
-                  damping=tuple(gains.damping), observer=default_observer_gains(model, q0))
+    plain = lambda v: tuple(map(float, v))           # noqa: E731  (scenario fields go to YAML and ROS)
+    fields = dict(urdf=str(urdf_out), q0=plain(q0), q_d=plain(q_d), stiffness=plain(gains.stiffness),
+                  damping=plain(gains.damping), observer=default_observer_gains(model, q0))
     unknown = set(overrides) - {f.name for f in dataclasses.fields(OrbitalScenario)}
     if unknown:
         raise InputError(f"unknown scenario fields {sorted(unknown)}")
