@@ -5,8 +5,8 @@
 For each URDF: :class:`FloatingBaseModel` (default options: mimic groups locked), then the MuJoCo
 plant built without meshes and checked against the model at construction.  Prints one row per
 robot (n shape joints, what was locked/merged, or the refusal) and the counts; any exception that
-is not the package's own error is reported as FOREIGN (a bug).  The test suite covers the same
-corpus a few robots per run (test/test_urdf_corpus.py); this script runs all of it.
+is not the package's own error is reported as FOREIGN (a bug).  test/test_urdf_corpus.py runs the
+same corpus, with the cross-checks against Pinocchio and MuJoCo, in every ``make test``.
 """
 import argparse
 import json
