@@ -201,14 +201,14 @@ def test_meshes_only_when_asked_and_found_through_ros_package_path(monkeypatch, 
     """``package://example-robot-data/...`` meshes: not needed by default; with geometry='meshes'
     resolved through ROS_PACKAGE_PATH, else the package's error naming the mesh."""
     model = FloatingBaseModel.from_urdf(PANDA)
-    assert MujocoPlant.from_urdf(PANDA, model).model.ngeom == 0
+    assert MujocoPlant.from_urdf(PANDA, model, joint_dynamics="ideal").model.ngeom == 0
     monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path))
     monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))             # no ament index entry either
     with pytest.raises(ModelError, match="mesh 'package://example-robot-data/robots/panda_description/meshes/"):
-        MujocoPlant.from_urdf(PANDA, model, geometry="meshes")
+        MujocoPlant.from_urdf(PANDA, model, geometry="meshes", joint_dynamics="ideal")
     share = PANDA[:PANDA.index("/example-robot-data/")]
     monkeypatch.setenv("ROS_PACKAGE_PATH", f"{tmp_path}:{share}")
-    assert MujocoPlant.from_urdf(PANDA, model, geometry="meshes").model.nmesh > 0
+    assert MujocoPlant.from_urdf(PANDA, model, geometry="meshes", joint_dynamics="ideal").model.nmesh > 0
 
 
 def test_arm_scenario_defaults_are_plain_numbers_within_the_limits(tmp_path):
