@@ -166,7 +166,8 @@ def check_body_inertia(inertia, links, source):
     m, moments = inertia.mass, np.linalg.eigvalsh(inertia.inertia)
     # The body's scale: its rotational inertia about its joint, where merging rounds (a point
     # mass merged at an offset leaves moments of 1e-20 around zero).
-    about_joint = inertia.inertia + m * (inertia.lever @ inertia.lever * np.eye(3) - np.outer(inertia.lever, inertia.lever))
+    r = inertia.lever
+    about_joint = inertia.inertia + m * (r @ r * np.eye(3) - np.outer(r, r))
     tol = INERTIA_TOL * max(np.abs(moments).max(), np.linalg.eigvalsh(about_joint).max())
     if m == 0 and moments.max() > 0:
         raise ModelError(f"URDF {source}: {what} has zero mass but non-zero inertia")
