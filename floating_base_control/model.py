@@ -23,11 +23,13 @@ from .dynamics import hamel as _hamel
 from .dynamics import rel_matrices as _rel
 from .dynamics import rel_fast as _terms
 from .kinematics import Workspace, shape_kinematics
-from .urdf_loader import build_pinocchio_model, read_urdf
+from .urdf_loader import build_pinocchio_model, describe_urdf, read_urdf
 from .validation import ModelError
 
 #: Smallest eigenvalue, relative to the largest, accepted for M_b and Lambda_q.
 DEGENERACY_TOL = 1e-12
+#: Random shapes (within the limits) at which Lambda_q is checked, besides q = 0 and mid-range.
+REGULARITY_SAMPLES = 4
 
 
 class FloatingBaseModel:
@@ -46,12 +48,20 @@ class FloatingBaseModel:
     gravity : ndarray (3,)
         Gravity in the inertial frame, m/s^2.
     position_limits, velocity_limits, effort_limits : ndarray
-        ``(n, 2)`` lower/upper positions and ``(n,)`` symmetric limits from the URDF.
+        ``(n, 2)`` lower/upper positions and ``(n,)`` symmetric limits from the URDF
+        (infinite where the URDF gives none, see ``urdf_loader``).
+    description : urdf_loader.URDFDescription or None
+        The URDF as loaded (locked joints fixed, ``world`` root dropped) and what was
+        changed: what the plant is built from (``sim/plant.py``).
+    locked_joints : dict
+        Joint -> position of the joints locked at load time (mimic groups included).
     """
 
-    def __init__(self, pin_model, source="<model>"):
+    def __init__(self, pin_model, source="<model>", description=None):
         self.pin_model = pin_model
         self.source = source
+        self.description = description
+        self.locked_joints = dict(description.locked) if description else {}
         self.n = pin_model.nv - 6
         if pin_model.nq != pin_model.nv + 1 or pin_model.joints[1].shortname() != "JointModelFreeFlyer":
             raise ModelError(f"{source}: expected a free-flyer root and 1-DoF shape joints")
@@ -77,20 +87,25 @@ class FloatingBaseModel:
         self._check_nondegenerate()
 
     @classmethod
-    def from_urdf(cls, path, gravity=(0.0, 0.0, 0.0)):
+    def from_urdf(cls, path, gravity=(0.0, 0.0, 0.0), locked=None, mimic="lock"):
         """Load a URDF whose root link is the floating base.
 
         ``gravity`` (m/s^2, inertial frame) defaults to zero: the free-floating
         (orbital) case, where the momentum map is conserved.  Pass
-        ``(0, 0, -9.81)`` for a robot on Earth.
+        ``(0, 0, -9.81)`` for a robot on Earth.  ``locked`` maps joints to hold
+        fixed (a gripper, a head) to their positions; the shape is the other joints.
+        ``mimic``: ``"lock"`` holds each mimic group at its leader's position (from
+        ``locked``, default 0 within the limits), ``"error"`` refuses mimic joints.
+        See ``urdf_loader`` for what else a real URDF may contain and how it is read.
         """
-        return cls.from_urdf_string(read_urdf(path), gravity, source=str(path))
+        return cls.from_urdf_string(read_urdf(path), gravity, source=str(path), locked=locked, mimic=mimic)
 
     @classmethod
-    def from_urdf_string(cls, xml, gravity=(0.0, 0.0, 0.0), source="<string>"):
+    def from_urdf_string(cls, xml, gravity=(0.0, 0.0, 0.0), source="<string>", locked=None, mimic="lock"):
         """Like :meth:`from_urdf`, from the URDF text."""
         gravity = check.vector("gravity", gravity, 3)
-        return cls(build_pinocchio_model(xml, gravity, source), source)
+        description = describe_urdf(xml, source, locked, mimic)
+        return cls(build_pinocchio_model(description, gravity), source, description)
 
     def create_data(self):
         """A new :class:`~floating_base_control.kinematics.Workspace` for this model."""
@@ -226,12 +241,37 @@ class FloatingBaseModel:
             raise ModelError(f"{self.source}: the locked inertia M_b is singular (eigenvalues "
                              f"{ev.min():.3g} .. {ev.max():.3g}): the robot needs mass and a "
                              "non-degenerate rotational inertia")
-        Lam = _rel.reduced_shape_inertia(self.kinematics(np.zeros(self.n)))
-        scale = np.abs(Lam).max()
-        dead = [self.joint_names[j] for j in range(self.n) if Lam[j, j] <= DEGENERACY_TOL * scale]
-        if dead or np.linalg.eigvalsh(Lam).min() <= DEGENERACY_TOL * scale:
-            raise ModelError(f"{self.source}: the reduced shape inertia Lambda_q is singular; "
-                             f"joints moving no inertia: {dead or 'a combination of joints'}")
+        self._check_regular()
+
+    def regularity_shapes(self):
+        """Shapes at which :meth:`_check_regular` evaluates ``Lambda_q``: ``q = 0`` and mid-range
+        (clipped to the limits), and :data:`REGULARITY_SAMPLES` fixed random shapes within the limits
+        (``[-pi, pi]`` where unlimited)."""
+        lo, hi = self.position_limits.T
+        lo_f, hi_f = np.where(np.isfinite(lo), lo, -np.pi), np.where(np.isfinite(hi), hi, np.pi)
+        rng = np.random.default_rng(0)
+        return [np.clip(np.zeros(self.n), lo, hi), 0.5 * (lo_f + hi_f),
+                *(rng.uniform(lo_f, hi_f) for _ in range(REGULARITY_SAMPLES))]
+
+    def _check_regular(self):
+        """``Lambda_q`` (eq. 19a) must be regular at some shape within the limits; a robot whose
+        ``Lambda_q`` is singular at every checked shape has joints that move no inertia."""
+        best = None
+        for q in self.regularity_shapes():
+            Lam = _rel.reduced_shape_inertia(self.kinematics(q))
+            ev, vecs = np.linalg.eigh(Lam)
+            ratio = ev[0] / max(ev[-1], 1e-300)
+            if ratio > DEGENERACY_TOL:
+                return
+            if best is None or ratio > best[0]:
+                best = (ratio, vecs[:, 0], q)
+        _, null, q = best
+        big = np.abs(null) > 0.05 * np.abs(null).max()
+        combo = " ".join(f"{c:+.3g} {self.joint_names[j]}" for j, c in enumerate(null) if big[j])
+        dead = [self.joint_names[j] for j in np.flatnonzero(big)] if big.sum() == 1 else None
+        raise ModelError(f"{self.source}: the reduced shape inertia Lambda_q is singular at every "
+                         f"checked shape ({len(self.regularity_shapes())}, within the limits); "
+                         f"joints moving no inertia: {dead or 'the combination ' + combo}")
 
 
 def _link_names(pin_model):

@@ -47,3 +47,29 @@ def hopper_urdf(robot):
     if robot not in HOPPERS:
         raise InputError(f"robot must be one of {HOPPERS}, got {robot!r}")
     return share_file(f"urdf/hopper_{robot}.urdf")
+
+
+#: Distribution whose URDFs make the real-robot test corpus (a test dependency, not a runtime one).
+EXAMPLE_ROBOT_DATA = "example-robot-data"
+
+
+def example_robot_data_urdfs():
+    """``{name: path}`` of every URDF installed by ``example-robot-data``, sorted by name.
+
+    Found through the installed distribution's file list (wherever pip put it);
+    ``name`` is the path under its ``robots/`` folder, e.g.
+    ``"panda_description/urdf/panda.urdf"``.
+    """
+    from importlib import metadata
+    try:
+        dist = metadata.distribution(EXAMPLE_ROBOT_DATA)
+    except metadata.PackageNotFoundError:
+        raise FileNotFoundError(f"{EXAMPLE_ROBOT_DATA} is not installed "
+                                "(pip install -r requirements/lock.txt)") from None
+    urdfs = {}
+    for f in dist.files or ():
+        parts = f.parts
+        if f.suffix == ".urdf" and "robots" in parts:
+            name = "/".join(parts[parts.index("robots") + 1:])
+            urdfs[name] = str(dist.locate_file(f))
+    return dict(sorted(urdfs.items()))

@@ -33,3 +33,21 @@ def shape_report(model, q):
         "max_curvature_twist": F[:, i, j].tolist(),
     }
 
+
+def loading_report(model):
+    """What loading the URDF changed (``model.description``, see ``urdf_loader``): plain lists and dicts."""
+    from ..urdf_loader import body_links
+    d = model.description
+    pm = model.pin_model
+    merged = {model.link_names[j - 1]: body_links(pm, j)[1:] for j in range(1, pm.njoints)}
+    return {
+        "base_link": model.link_names[0],
+        "dropped_root_link": d.dropped_root if d else "",
+        "merged_links": {body: links for body, links in merged.items() if links},
+        "locked_joints": dict(model.locked_joints),
+        "mimic_joints": {f: list(v) for f, v in d.mimic.items()} if d else {},
+        "joints_without_position_limits": sorted(d.unlimited_position & set(model.joint_names)) if d else [],
+        "joints_without_effort_limits": sorted(d.unlimited_effort & set(model.joint_names)) if d else [],
+        "joint_damping": dict(d.damping) if d else {},
+        "joint_friction": dict(d.friction) if d else {},
+    }

@@ -1,7 +1,8 @@
 """``fbc demo <family> ...``: simulated demonstrations, one sub-subcommand per robot family.
 
 ``fbc demo orbital [--duration S] [--compensation tau1|tau2|none|truth] [--out DIR] [--ros]``
-runs seed 002's orbital-robot scenario (Sec. V-A); ``fbc demo hopper --robot R --experiment E``
+runs seed 002's orbital-robot scenario (Sec. V-A), ``--arm-urdf PATH`` with a user's arm on the
+spacecraft; ``fbc demo hopper --robot R --experiment E``
 runs a hopping experiment of seed 003.  Each writes ``summary.json``, ``timeseries.csv`` and
 PNG plots.  A family registers itself in ``FAMILIES``: a function that adds its parser to the
 ``demo`` subparsers.
@@ -10,7 +11,9 @@ import json
 from pathlib import Path
 
 from ..control.shape import COMPENSATIONS
+from ..orbital.spacecraft import Spacecraft, arm_scenario
 from ..results import write_csv, write_json
+from ._options import joint_value
 
 
 def register(sub):
@@ -21,6 +24,7 @@ def register(sub):
 
 
 def _orbital_parser(families):
+    from ..sim.plant import JOINT_DYNAMICS
     p = families.add_parser("orbital", help="orbital robot with momentum: observer + compensating "
                                           "shape controller (seed 002, Sec. V-A)")
     p.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
@@ -41,7 +45,26 @@ def _orbital_parser(families):
                         "in domain FBC_ROS_DOMAIN (default 61); not with --mass-error or --compensation truth")
     p.add_argument("--compare", action="store_true",
                    help="with --ros: also run the ROS-free loop of the same scenario and compare")
+    arm = p.add_argument_group("another arm on the spacecraft (orbital/spacecraft.py): start, set-point, "
+                               "PD and observer gains are then scaled from the robot")
+    arm.add_argument("--arm-urdf", help="URDF of an arm to mount on the spacecraft (its root link is "
+                                        "bolted to the bus; mimic joints are locked)")
+    arm.add_argument("--lock", action="append", default=[], metavar="JOINT=VALUE", type=joint_value,
+                     help="hold a joint of the arm at VALUE (rad or m); repeatable")
+    arm.add_argument("--joint-dynamics", choices=JOINT_DYNAMICS, default="urdf",
+                     help="the URDF's joint damping and friction in the plant, a mismatch the controller's "
+                          "model (ideal joints) does not know (urdf, default), or not (ideal)")
+    defaults = Spacecraft()
+    arm.add_argument("--spacecraft-mass", type=float, default=defaults.mass, help="kg (default %(default)g)")
+    arm.add_argument("--spacecraft-inertia", type=float, nargs=6, default=defaults.inertia,
+                     metavar=("IXX", "IYY", "IZZ", "IXY", "IXZ", "IYZ"), help="about the bus CoM, kg m^2")
+    arm.add_argument("--spacecraft-com", type=float, nargs=3, default=defaults.com, metavar=("X", "Y", "Z"))
+    arm.add_argument("--mount-xyz", type=float, nargs=3, default=defaults.mount_xyz, metavar=("X", "Y", "Z"),
+                     help="arm mount position in the bus frame, m")
+    arm.add_argument("--mount-rpy", type=float, nargs=3, default=defaults.mount_rpy, metavar=("R", "P", "Y"),
+                     help="arm mount orientation, rad")
     p.set_defaults(func=run_orbital)
+
 
 
 KEYS = ["final_joint_error_deg", "final_observer_pose_error", "final_observer_velocity_error",
@@ -57,10 +80,18 @@ def run_orbital(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress = lambda t: print(f"  t = {t:5.1f} s", flush=True)  # noqa: E731
-    scenario = orbital.OrbitalScenario(
+    options = dict(
         duration_s=args.duration, compensation=args.compensation, pose_rate_hz=args.pose_rate,
         pose_rotation_noise=1e-3 * args.pose_noise, pose_position_noise=1e-3 * args.pose_noise,
-        pose_latency_s=args.latency, model_mass_error=args.mass_error, seed=args.seed)
+        pose_latency_s=args.latency, model_mass_error=args.mass_error, seed=args.seed,
+        joint_dynamics=args.joint_dynamics)
+    if args.arm_urdf:
+        spacecraft = Spacecraft(args.spacecraft_mass, tuple(args.spacecraft_com), tuple(args.spacecraft_inertia),
+                                tuple(args.mount_xyz), tuple(args.mount_rpy))
+        scenario = arm_scenario(args.arm_urdf, spacecraft, dict(args.lock), out / "robot.urdf", **options)
+        print(f"{args.arm_urdf} mounted on a {spacecraft.mass:g} kg spacecraft: {out / 'robot.urdf'}")
+    else:
+        scenario = orbital.OrbitalScenario(**options)
     print(f"orbital scenario{' over ROS 2 (mujoco_sim + floating_base_controller)' if args.ros else ''}: "
           f"{args.duration:g} s, compensation {args.compensation}, pose {args.pose_rate:g} Hz -> {out}/")
     if args.ros:

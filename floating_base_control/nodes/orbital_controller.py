@@ -25,22 +25,21 @@ from ..orbital.controller import OrbitalController
 from ..control.shape import ShapeGains
 from ..control.watchdog import WatchdogConfig, safe_torque
 from ..estimation.observer import ObserverGains
-from ..model import FloatingBaseModel
-from ..resources import orbital_robot_urdf
+from ..orbital.spacecraft import load_robot
 from ..validation import FloatingBaseError
 from . import messages as m
 from . import runtime as rt
 from .controller_base import ControlNode
-from .params import controller_params
+from .params import ROBOT_PARAMS, controller_params, robot_options
 
 NAME = "floating_base_controller"
 
 
 class ControllerNode(ControlNode):
     def __init__(self, **kwargs):
-        urdf_spec = next(s for s in controller_params([], [], []) if s.name == "urdf")
-        super().__init__(NAME, [urdf_spec], **kwargs)
-        self.model = FloatingBaseModel.from_urdf(self._p("urdf") or orbital_robot_urdf())
+        robot_specs = [s for s in controller_params([], [], []) if s.name in ROBOT_PARAMS]
+        super().__init__(NAME, robot_specs, **kwargs)
+        self.model = load_robot(**robot_options(self._p))[0]
         specs = controller_params(self.model.joint_names, self.model.position_limits, self.model.effort_limits)
         for spec in specs:
             self.specs[spec.name] = spec

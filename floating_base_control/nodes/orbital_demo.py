@@ -96,8 +96,8 @@ def scenario_overrides(scenario, joint_names):
     ``model_mass_error``) and the controller never sees the simulator's ``mu``
     (no ``truth`` compensation).
     """
-    if scenario.model_mass_error or scenario.compensation == "truth" or scenario.urdf:
-        raise ValueError("over ROS 2 the controller uses the package's URDF and no ground truth: "
+    if scenario.model_mass_error or scenario.compensation == "truth":
+        raise ValueError("over ROS 2 the controller uses the plant's URDF and no ground truth: "
                          "--mass-error and --compensation truth are ROS-free options")
     per_joint = [(f"{kind}.{j}", float(v)) for kind, values in
                  (("setpoint", scenario.q_d), ("stiffness", scenario.stiffness), ("damping", scenario.damping))
@@ -112,7 +112,8 @@ def scenario_overrides(scenario, joint_names):
            ("q_noise", scenario.q_noise), ("qdot_noise", scenario.qdot_noise), ("seed", scenario.seed),
            ("q0", list(scenario.q0)), ("mu0_omega_deg_s", list(scenario.mu0_omega_deg_s)),
            ("mu0_v", list(scenario.mu0_v))]
-    return controller, sim
+    robot = [("urdf", scenario.urdf)] if scenario.urdf else []
+    return robot + controller, robot + sim
 
 
 def run(scenario=None, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
@@ -129,7 +130,7 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
     domain_id = int(domain_id if domain_id is not None else os.environ.get("FBC_ROS_DOMAIN", DEFAULT_DOMAIN))
     os.environ.update(local_env(domain_id))
     params_file = params_file or share_file("config/orbital_robot.yaml")
-    model = FloatingBaseModel.from_urdf(orbital_robot_urdf())
+    model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
     controller_params, sim_params = scenario_overrides(scenario, model.joint_names)
     env = local_env(domain_id)
     rclpy.init()

@@ -28,14 +28,13 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..model import FloatingBaseModel
-from ..resources import orbital_robot_urdf
+from ..orbital.spacecraft import load_robot
 from ..sim.plant import MujocoPlant
 from ..orbital.sensors import JointEncoders, PoseSensor
 from ..validation import FloatingBaseError
 from . import messages as m
 from . import runtime as rt
-from .params import sim_params
+from .params import robot_options, sim_params
 
 #: At most this many physics steps per tick; beyond, the simulation falls behind the wall clock.
 MAX_CATCH_UP = 20
@@ -47,8 +46,7 @@ class SimNode(Node):
         for spec in sim_params():
             self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
         p = self._p
-        urdf = p("urdf") or orbital_robot_urdf()
-        self.model = FloatingBaseModel.from_urdf(urdf)
+        self.model, urdf = load_robot(**robot_options(p))
         joints = m.joint_order(p("joints"), self.model.joint_names)
         self.cmd_index = [joints.index(j) for j in self.model.joint_names]
         self.dt = 1.0 / p("physics_rate_hz")

@@ -10,6 +10,8 @@ from typing import Any, Optional, Tuple
 from ..control.shape import COMPENSATIONS
 from ..control.watchdog import SAFE_MODES
 from ..estimation.observer import ObserverGains
+from ..orbital.spacecraft import Spacecraft
+from ..urdf_loader import MIMIC_MODES
 
 
 @dataclass(frozen=True)
@@ -22,10 +24,49 @@ class ParamSpec:
     choices: Optional[Tuple[str, ...]] = None       #: allowed string values
 
 
-def _structural(node_name):
+def robot_params():
+    """How the orbital nodes load their robot: the same options as ``FloatingBaseModel.from_urdf``
+    and ``orbital.spacecraft`` (see :func:`robot_options`)."""
+    ro = dict(read_only=True)
+    s = Spacecraft()
     return [
         ParamSpec("urdf", "", "URDF of the robot (root link = floating base); empty: the package's "
-                  "orbital robot", read_only=True),
+                  "orbital robot", **ro),
+        ParamSpec("arm_urdf", "", "URDF of an arm to mount on the spacecraft.* bus instead of 'urdf' "
+                  "(its root link is bolted to the bus at the mount pose)", **ro),
+        ParamSpec("spacecraft.mass", s.mass, "mass of the bus with arm_urdf (kg)", (1e-6, 1e9), **ro),
+        ParamSpec("spacecraft.com", list(s.com), "CoM of the bus in its frame (m)", **ro),
+        ParamSpec("spacecraft.inertia", list(s.inertia), "inertia of the bus about its CoM: ixx iyy izz "
+                  "ixy ixz iyz (kg m^2)", **ro),
+        ParamSpec("spacecraft.mount_xyz", list(s.mount_xyz), "arm mount position in the bus frame (m)", **ro),
+        ParamSpec("spacecraft.mount_rpy", list(s.mount_rpy), "arm mount orientation, roll pitch yaw (rad)", **ro),
+        ParamSpec("locked_joints", [""], "joints held fixed (a gripper, a head); [''] = none", **ro),
+        ParamSpec("locked_positions", [0.0], "their positions (rad or m), one per locked joint", **ro),
+        ParamSpec("mimic", "lock", "mimic joints: lock (each group at its leader's locked position, "
+                  "default 0 within the limits) or error", choices=MIMIC_MODES, **ro),
+    ]
+
+
+#: Names of :func:`robot_params`.
+ROBOT_PARAMS = tuple(spec.name for spec in robot_params())
+
+
+def robot_options(get):
+    """Keyword arguments of ``orbital.spacecraft.load_robot`` from the parameters (``get(name)``)."""
+    names = [n for n in get("locked_joints") if n]
+    positions = list(get("locked_positions"))
+    if names and len(positions) != len(names):
+        from ..validation import InputError
+        raise InputError(f"parameter locked_positions needs one value per locked joint ({len(names)}: "
+                         f"{names}), got {len(positions)}")
+    spacecraft = Spacecraft(get("spacecraft.mass"), tuple(get("spacecraft.com")), tuple(get("spacecraft.inertia")),
+                            tuple(get("spacecraft.mount_xyz")), tuple(get("spacecraft.mount_rpy")))
+    return dict(urdf=get("urdf"), arm_urdf=get("arm_urdf"), spacecraft=spacecraft,
+                locked=dict(zip(names, map(float, positions))), mimic=get("mimic"))
+
+
+def _structural(node_name):
+    return robot_params() + [
         ParamSpec("joints", [""], "joint names in command order (ros2_control forward_command_controller "
                   "'joints'); [''] = all joints of the URDF in Pinocchio's order", read_only=True),
         ParamSpec("world_frame", "world", "inertial frame of the base pose (REP-105)", read_only=True),

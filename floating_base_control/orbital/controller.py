@@ -80,7 +80,9 @@ class OrbitalController:
 
     @torque_limits.setter
     def torque_limits(self, limits):
-        limits = check.vector("torque_limits", limits, self.model.n)
+        # +inf: no limit (a URDF without an effort limit, see urdf_loader)
+        limits = check.vector("torque_limits", np.minimum(np.asarray(limits, dtype=float), np.finfo(float).max),
+                              self.model.n)
         if (limits <= 0).any():
             raise InputError(f"torque_limits must be > 0, got {limits.tolist()}")
         self._torque_limits = limits

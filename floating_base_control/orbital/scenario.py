@@ -60,6 +60,7 @@ class OrbitalScenario:
     seed: int = 0
     log_rate_hz: float = 100.0
     urdf: Optional[str] = None               #: default: the orbital robot
+    joint_dynamics: str = "urdf"             #: URDF joint damping/friction in the plant, or "ideal" (sim/plant.py)
 
     def to_dict(self):
         return asdict(self)
@@ -82,7 +83,7 @@ def run(scenario, progress=None):
     model = controller_model(scenario, urdf_path)
     dt = 1.0 / scenario.control_rate_hz
     plant = MujocoPlant.from_urdf(urdf_path, truth_model, timestep=dt / scenario.sim_substeps,
-                                  contacts=False)
+                                  contacts=False, joint_dynamics=scenario.joint_dynamics)
     encoders = JointEncoders(scenario.q_noise, scenario.qdot_noise, seed=scenario.seed * 2 + 1)
     pose_sensor = PoseSensor(scenario.pose_rate_hz, scenario.pose_rotation_noise,
                              scenario.pose_position_noise, scenario.pose_latency_s, seed=scenario.seed * 2 + 2)
