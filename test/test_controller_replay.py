@@ -96,3 +96,28 @@ def test_lazy_outputs_equal_the_rel_terms_at_the_ticks_state(orbital):
     ctrl.torque_limits = np.full(orbital.n, 1e-3)
     clipped = ctrl.step(first[1] + 3e-3, rec["q"][3], rec["qdot"][3])
     assert clipped.saturated and np.abs(clipped.tau).max() == 1e-3
+
+
+@pytest.mark.parametrize("compensation", ["tau1", "tau2", "none", "truth"])
+def test_each_compensation_adds_its_eq_45_torque_from_the_rel_terms(orbital, compensation):
+    """The tick's feed-forward is eq. 45 from the REL terms (Theorem 1's fast path, paper's order)
+    at the observer's mu_hat_o, or at the true mu for the ``truth`` baseline."""
+    from floating_base_control.control.shape import compensation_torque, task_torque, tau_hat_1, tau_hat_2
+
+    rec = np.load(TRACE)
+    scenario = OrbitalScenario()
+    gains = ShapeGains(scenario.stiffness, scenario.damping)
+    ctrl = OrbitalController(orbital, scenario.q_d, gains, scenario.observer, compensation)
+    first = rec["poses"][0]
+    mu_true = np.r_[np.deg2rad(scenario.mu0_omega_deg_s), 0.05, -0.02, 0.01]
+    ctrl.observer.initialize(pose(first[3:]), mu_true * 0.9, first[1])
+    for i in range(5):
+        q, qdot = rec["q"][i], rec["qdot"][i]
+        out = ctrl.step(first[1] + 1e-3 * i, q, qdot, mu_true=mu_true)
+    terms = orbital.rel_terms(q, qdot, mu_true if compensation == "truth" else out.mu_hat_o)
+    expected = task_torque(q, qdot, scenario.q_d, gains) + compensation_torque(terms, compensation)
+    np.testing.assert_allclose(out.tau, np.clip(expected, -ctrl.torque_limits, ctrl.torque_limits), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out.tau_hat_1, tau_hat_1(terms), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out.tau_hat_2, tau_hat_2(terms), rtol=0, atol=1e-12)
+    if compensation != "none":
+        assert np.abs(compensation_torque(terms, compensation)).max() > 1e-4     # the test has teeth

@@ -83,9 +83,8 @@ def cc_forces(model, ws, V):
 
 def mu_mu_cc_forces(model, ws, mu):
     """``c(V_mu)``, ``V_mu = [mu; 0]``: the ``(mu, mu)`` CC forces of eq. 18, base and joint rows."""
-    v = ws.v_cc
-    v[:6] = mu                                      # v[6:] stays zero between calls
-    return cc_forces(model, ws, v)
+    ws.v_mu[:6] = mu                                # ws.v_mu[6:] is zero
+    return cc_forces(model, ws, ws.v_mu)
 
 
 def mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu):
@@ -98,7 +97,6 @@ def mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu):
     c_q = cc_forces(model, ws, v)
     v[:6] += mu
     cross = cc_forces(model, ws, v)
-    v[6:] = 0.0
     cross -= c_mu + c_q
     return c_q, cross
 

@@ -187,14 +187,14 @@ class OrbitalController:
         else:
             V1_hat = -A_qdot
         mu_c = tau_hat_1 = None
-        if compensation == "tau1":
-            tau_hat_1 = shape_row(ws, c_mu) + shape_row(ws, mu_qdot_cc_forces(model, ws, mu_o, qdot, A_qdot, c_mu)[1])
-        elif compensation == "truth":
+        if compensation == "truth":
             if mu_true is None:
                 raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
             mu_c = check.vector("mu_true", mu_true, 6)
             c_mu = mu_mu_cc_forces(model, ws, mu_c[SWAP])
         tau_hat_2 = shape_row(ws, c_mu)                  # eq. 45 at the compensation's mu
+        if compensation == "tau1":
+            tau_hat_1 = tau_hat_2 + shape_row(ws, mu_qdot_cc_forces(model, ws, mu_o, qdot, A_qdot, c_mu)[1])
         del c_mu
         tau_c = shape.task_torque(q, qdot, self._q_d, self._shape_gains)
         feedforward = tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none" else 0.0
