@@ -166,6 +166,7 @@ class MomentumObserver:
         self._eps, self._L_eps, self._H_T_L_eps, self._mu_o, self._w, self._step = (np.zeros(6) for _ in range(6))
         self._V_hat, self._mu_hat_dot, self._rhs = np.zeros(6), np.zeros(6), np.zeros(6)
         self._scratch = (np.zeros((6, 6)), np.zeros(6), np.zeros(6))
+        self._dt = np.zeros(())
 
     # -- the paper's notation at the edge -------------------------------------------
 
@@ -316,10 +317,11 @@ class MomentumObserver:
             self.t = t
             return
         V_hat, mu_hat_dot, V1_hat = self._rates
-        step = self._step
-        self._g_hat = self._g_hat * pin.exp6(np.multiply(V_hat, dt, out=step))
-        self._mu_hat += np.multiply(mu_hat_dot, dt, out=step)
-        increment = pin.exp6(np.multiply(V1_hat, dt, out=step))
+        step, dt_ = self._step, self._dt
+        dt_[()] = dt                    # numpy multiplies by a 0-d array faster than by a Python float
+        self._g_hat = self._g_hat * pin.exp6(np.multiply(V_hat, dt_, out=step))
+        self._mu_hat += np.multiply(mu_hat_dot, dt_, out=step)
+        increment = pin.exp6(np.multiply(V1_hat, dt_, out=step))
         self._g_pred = self._g_pred * increment
         self._intervals.append((self.t, dt, V1_hat, self._odometry))
         self._odometry = self._odometry * increment
