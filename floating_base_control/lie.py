@@ -6,7 +6,9 @@ homogeneous matrices ``g = [[R, p], [0, 1]]``.
 
 Pinocchio orders twists ``[v; omega]``; the exponential, logarithm and the
 Jacobian of the logarithm are taken from Pinocchio and reordered here, so
-that the rest of the package never sees Pinocchio's ordering.
+that the package's interfaces never see Pinocchio's ordering.  Only the
+control tick's kernels (``rel_fast``, the observer's inner loop) work in it,
+with the helpers at the end of this module, and convert at their edges.
 """
 import numpy as np
 import pinocchio as pin
