@@ -5,7 +5,10 @@ joint limits):
 
 * Pinocchio ``crba`` + ``computeCoriolisMatrix`` (the reference cost),
 * the REL terms of eq. 18 from Pinocchio recursions (``rel_terms``), alone and
-  with the compensation torques of eq. 45 from them (one control step's dynamics),
+  with the compensation torques of eq. 45 from them (all ten terms, the paper's order),
+* what the control tick evaluates of them (``rel_fast``'s kernel, Pinocchio's order):
+  ``M_b`` factorized, ``A_l qdot``, the ``(mu, mu)`` CC forces and ``tau_hat_2`` (the
+  default compensation), and with the ``(mu, qdot)`` cross terms ``tau_hat_1``,
 * all REL matrices of Theorem 1 from the per-link sums (the paper's form),
 * the curvature for all joint pairs by Theorem 2 and by central differences
   of ``A_l`` (Def. 5), with their agreement.
@@ -13,6 +16,7 @@ joint limits):
 Also: bytes allocated per call of ``rel_terms`` (tracemalloc).
 """
 import gc
+import os
 import statistics
 import time
 import tracemalloc
@@ -25,7 +29,9 @@ from floating_base_control import FloatingBaseModel
 from floating_base_control.control.shape import tau_hat_1, tau_hat_2
 from floating_base_control.dynamics import curvature as curv
 from floating_base_control.dynamics import rel_matrices as rel
-from floating_base_control.dynamics.rel_fast import rel_terms
+from floating_base_control.dynamics.rel_fast import (locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces,
+                                                     rel_terms, shape_row)
+from floating_base_control.lie import SWAP
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics
 from floating_base_control.resources import orbital_robot_urdf
 
@@ -86,6 +92,19 @@ def run():
     def terms_only(q, qdot, mu):
         return rel_terms(model, ws, q, qdot, mu)
 
+    def tick_tau2(q, qdot, mu):
+        mu = mu[SWAP]
+        locked_inertia_factor(model, ws, q)
+        np.matmul(ws.A, qdot, out=ws.A_qdot)
+        return shape_row(ws, mu_mu_cc_forces(model, ws, mu))
+
+    def tick_tau1(q, qdot, mu):
+        mu = mu[SWAP]
+        locked_inertia_factor(model, ws, q)
+        A_qdot = np.matmul(ws.A, qdot, out=ws.A_qdot)
+        c_mu = mu_mu_cc_forces(model, ws, mu)
+        return shape_row(ws, c_mu) + shape_row(ws, mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu)[1])
+
     def matrices(q, qdot, mu):
         kin = shape_kinematics(model, ws, q, qdot)
         return rel.reduced_inertia(kin), rel.cc_matrices(kin, mu)
@@ -100,6 +119,8 @@ def run():
         "pinocchio_crba_plus_coriolis_matrix": pinocchio,
         "rel_terms": terms_only,
         "rel_terms_plus_compensation": terms_and_compensation,
+        "tick_terms_plus_compensation_tau2": tick_tau2,
+        "tick_terms_plus_compensation_tau1": tick_tau1,
         "rel_matrices_per_link": matrices,
         "curvature_all_pairs_theorem_2": curvature_theorem_2,
         "curvature_all_pairs_central_differences": curvature_differences,
@@ -116,6 +137,8 @@ def run():
             timings["curvature_all_pairs_central_differences"] / timings["curvature_all_pairs_theorem_2"], 2),
         "curvature_max_relative_difference": float(agreement),
         "rel_terms_bytes_per_call": allocated_bytes(lambda *s: rel_terms(model, ws, *s), states[0]),
+        "tick_terms_plus_compensation_tau2_bytes_per_call": allocated_bytes(tick_tau2, states[0]),
+        "load_average_1min": round(os.getloadavg()[0], 2),
     }
 
 

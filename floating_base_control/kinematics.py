@@ -33,7 +33,14 @@ class Workspace:
         self.q_pin = pin.neutral(model.pin_model)   # base at the identity
         self.v_pin = np.zeros(model.pin_model.nv)   # base at rest
         self.v_cc = np.zeros(model.pin_model.nv)    # velocities at which rel_terms evaluates CC forces
-        self.cc = np.zeros((model.pin_model.nv, 3))  # the CC forces there
+        self.v_mu = np.zeros(model.pin_model.nv)    # [mu; 0] (Pinocchio's order): only mu is ever written
+        # The fast path's inertias in Pinocchio's order: views of data.M (CRBA fills it in place;
+        # pin.crba's return value is a copy) and LAPACK's in-place buffers.
+        self.M = self.pin_data.M
+        self.M_b, self.M_bq = self.M[:6, :6], self.M[:6, 6:]
+        self.M_b_chol = np.eye(6, order="F")             # Cholesky factor of M_b (upper)
+        self.A = np.zeros((6, model.n), order="F")       # A_l = M_b^-1 M_bq, rows [v; omega]
+        self.A_qdot = np.zeros(6)                        # A_l qdot, [v; omega]
 
 
 class ShapeKinematics(NamedTuple):

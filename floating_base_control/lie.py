@@ -6,7 +6,9 @@ homogeneous matrices ``g = [[R, p], [0, 1]]``.
 
 Pinocchio orders twists ``[v; omega]``; the exponential, logarithm and the
 Jacobian of the logarithm are taken from Pinocchio and reordered here, so
-that the rest of the package never sees Pinocchio's ordering.
+that the package's interfaces never see Pinocchio's ordering.  Only the
+control tick's kernels (``rel_fast``, the observer's inner loop) work in it,
+with the helpers at the end of this module, and convert at their edges.
 """
 import numpy as np
 import pinocchio as pin
@@ -144,3 +146,22 @@ def log_and_H(g):
     """``(log(g), H(log(g)))`` from one pose (what an SE(3) observer needs at every tick)."""
     M = pin.SE3(g[:3, :3], g[:3, 3])
     return pin.log6(M).vector[SWAP], pin.Jlog6(M)[SWAP_BOTH]
+
+
+# --- Pinocchio's ordering, for the inner loops (the control tick works in it; see CONVENTIONS) ---
+
+def se3(g):
+    """``pin.SE3`` of a 4x4 pose."""
+    return pin.SE3(np.asarray(g, dtype=float))
+
+
+_AD_PIN_TABLE = _linear_operator_table(lambda V: _ad_definition(V[SWAP])[SWAP_BOTH])
+
+
+def ad_pin(V, out=None):
+    """``ad_V`` for a twist ``V = [v; omega]`` in Pinocchio's order (the matrix of ``Motion.cross``);
+    ``out``: a 6x6 array to fill."""
+    if out is None:
+        return V.dot(_AD_PIN_TABLE).reshape(6, 6)      # ndarray.dot: half of np.matmul's overhead
+    V.dot(_AD_PIN_TABLE, out=out.reshape(36))
+    return out

@@ -1,5 +1,6 @@
 """The ROS message edge (docs/CONVENTIONS.md, ROS rows): poses, twists, joint states by name."""
 import numpy as np
+import pinocchio as pin
 import pytest
 
 pytest.importorskip("geometry_msgs.msg")
@@ -26,6 +27,11 @@ def test_ros_messages_roundtrip(rng):
     assert_close([o.x, o.y, o.z, o.w], cv.wxyz_to_xyzw(cv.matrix_to_quat_wxyz(g1[:3, :3])), 0,
                  "ROS quaternion is x, y, z, w")
     assert_close(m.g_from_pose_msg(odom.pose.pose), g1, 1e-15)
+    fast = m.fill_pose_msg_se3(Pose(), pin.SE3(g1))
+    f = fast.orientation
+    assert f.w >= 0
+    assert_close([f.x, f.y, f.z, f.w], [o.x, o.y, o.z, o.w], 1e-15, "pin.Quaternion path, same convention")
+    assert_close(m.g_from_pose_msg(fast), g1, 1e-15)
     assert odom.twist.twist.angular.x == V1[0] and odom.twist.twist.linear.x == V1[3]
     assert_close(m.twist_from_msg(odom.twist.twist), V1, 0)
     pose = Pose()

@@ -121,7 +121,7 @@ def test_a_hold_is_never_integrated_and_a_diverged_estimate_starts_over(orbital)
     assert_close(ctrl.observer.g_hat, g_hat, 0)              # [0.03, 0.04]: no rates of its own
     ctrl.step(0.05, q, qdot)
     assert [(t, dt) for t, dt, _ in ctrl.observer.history][-1] == (0.04, pytest.approx(0.01))
-    ctrl.observer.mu_hat[:] = np.nan
+    ctrl.observer.mu_hat = np.full(6, np.nan)
     ctrl.hold(0.06)
     assert not ctrl.observer.initialized and ctrl.observer.resets == 1
     out = ctrl.step(0.07, q, qdot, [(0.065, np.eye(4))])
@@ -147,3 +147,36 @@ def test_gains_are_checked():
         ObserverGains(k=0.0)
     with pytest.raises(InputError, match="shape gain damping"):
         ShapeGains([1.0, 1.0], [1.0, np.nan])
+
+
+def test_a_late_sample_is_carried_forward_by_the_stored_increments(orbital, rng):
+    """Carrying a sample forward with the prediction's odometry (one lookup) equals applying every
+    stored increment since the sample was taken, the partial one included (the direct sum over
+    the history), for stamps inside an interval, on a tick, older than the history and in the future."""
+    ctrl = OrbitalController(orbital, np.zeros(orbital.n), ShapeGains(np.ones(orbital.n), np.ones(orbital.n)))
+    obs = ctrl.observer
+    obs.history_s = 0.05
+    obs.initialize(np.eye(4), np.r_[0.2, -0.1, 0.3, 0.05, 0.0, -0.02], 0.0)
+    t, gap = 0.0, None
+    for _ in range(120):                                  # irregular ticks, a gap without rates
+        t += rng.uniform(0.5e-3, 1.5e-3)
+        q, qdot = rng.uniform(-1, 1, orbital.n), rng.normal(size=orbital.n)
+        ctrl.step(t, q, qdot)
+        if gap is None and t > 0.09:
+            gap = t + 0.001
+            ctrl.hold(t + 0.002)
+            t += 0.002
+    history = obs.history
+    assert history[0][0] >= t - 0.05 - 2e-3 and len(history) > 30
+    g_meas = exp(rng.normal(size=6) * 0.1)
+    assert history[0][0] < gap < history[-1][0]
+    stamps = [history[-10][0] + 0.3 * history[-10][1], history[-20][0], history[0][0] - 0.01, gap, t - 0.0101,
+              t + 0.01]
+    for t_s in stamps:
+        expected = g_meas.copy()
+        for start, dt, V in history:
+            overlap = start + dt - max(start, t_s)
+            if overlap > 0:
+                expected = expected @ exp(V * overlap)
+        obs.add_pose(g_meas, t_s, t)
+        assert_close(obs.g_pred, expected, 1e-12, f"sample taken at {t_s:.4f}")

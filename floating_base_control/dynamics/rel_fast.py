@@ -27,9 +27,11 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
-from ..kinematics import inertia_blocks
-from ..lie import SWAP, ad_tilde
+from scipy.linalg.lapack import dposv, dpotrs
+
+from ..lie import SWAP, SWAP_BOTH, ad_tilde
 from ..linalg import spd_solve
+from ..validation import FloatingBaseError
 
 
 class RELTerms(NamedTuple):
@@ -55,32 +57,73 @@ class RELTerms(NamedTuple):
         return self.base_mu_qdot - self.IM_qdot
 
 
+# -- the kernel: Pinocchio's ordering ([v; omega] twists, [force; moment] wrenches), buffers in ws --
+
+def locked_inertia_factor(model, ws, q):
+    """CRBA at shape ``q`` (``ws.M``, with views ``ws.M_b``, ``ws.M_bq``); the Cholesky factor of
+    ``M_b`` in ``ws.M_b_chol`` and the local mechanical connection ``A_l = M_b^-1 M_bq`` in ``ws.A``
+    (seed 002, eq. 7 and Def. 3), all in Pinocchio's order: the tick's one factorization of ``M_b``."""
+    ws.q_pin[7:] = q
+    pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
+    ws.M_b_chol, ws.A, info = dposv(ws.M_b, ws.M_bq)        # one LAPACK call: factor and solve
+    if info != 0:
+        raise FloatingBaseError(f"locked inertia M_b is not positive definite (LAPACK dposv info {info})")
+
+
+def locked_inertia_solve(ws, rhs):
+    """``M_b^-1 rhs`` (in place) with the factor of :func:`locked_inertia_factor` (Pinocchio's order)."""
+    return dpotrs(ws.M_b_chol, rhs, overwrite_b=1)[0]
+
+
+def cc_forces(model, ws, V):
+    """Pinocchio's CC forces ``c(V) = C(q, V) V`` (zero gravity) at the shape of the last
+    :func:`locked_inertia_factor`, for velocities ``V`` (a new array)."""
+    return pin.nonLinearEffects(model.cc_pin_model, ws.pin_data, ws.q_pin, V)
+
+
+def mu_mu_cc_forces(model, ws, mu):
+    """``c(V_mu)``, ``V_mu = [mu; 0]``: the ``(mu, mu)`` CC forces of eq. 18, base and joint rows."""
+    ws.v_mu[:6] = mu                                # ws.v_mu[6:] is zero
+    return cc_forces(model, ws, ws.v_mu)
+
+
+def mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu):
+    """``(c(V_q), cross)``: the ``(qdot, qdot)`` CC forces at ``V_q = [-A_l qdot; qdot]`` and the
+    ``(mu, qdot)`` cross terms ``c(V_mu + V_q) - c(V_mu) - c(V_q)`` (polarization, see the module
+    doc); ``c_mu = c(V_mu)``."""
+    v = ws.v_cc
+    np.negative(A_qdot, out=v[:6])
+    v[6:] = qdot
+    c_q = cc_forces(model, ws, v)
+    v[:6] += mu
+    cross = cc_forces(model, ws, v)
+    cross -= c_mu + c_q
+    return c_q, cross
+
+
+def shape_row(ws, c):
+    """Shape row of CC forces ``c`` (Pinocchio's order): ``c_q - A_l^T c_b`` (Lemma 2)."""
+    return c[6:] - c[:6].dot(ws.A)
+
+
+# -- the public form: the paper's ordering --
+
 def rel_terms(model, ws, q, qdot, mu):
     """:class:`RELTerms` at shape ``q``, shape velocity ``qdot`` and locked velocity ``mu``.
 
     Inner-loop function: inputs are trusted (see ``FloatingBaseModel.rel_terms``
     for the checked entry point).
     """
-    pm, pd = model.cc_pin_model, ws.pin_data
-    qp, v, c = ws.q_pin, ws.v_cc, ws.cc
-    qp[7:] = q
-    M, M_b, M_bq, A_l = inertia_blocks(model, ws)
-    Lambda_q = M[6:, 6:] - M_bq.T @ A_l
-    A_qdot = A_l @ qdot
-    v[:3], v[3:6], v[6:] = mu[3:], mu[:3], 0.0                     # V_mu, Pinocchio order
-    c[:, 0] = pin.nonLinearEffects(pm, pd, qp, v)
-    v[:3], v[3:6], v[6:] = -A_qdot[3:], -A_qdot[:3], qdot          # V_q
-    c[:, 1] = pin.nonLinearEffects(pm, pd, qp, v)
-    v[:3] += mu[3:]
-    v[3:6] += mu[:3]                                                # V_mu + V_q
-    c[:, 2] = pin.nonLinearEffects(pm, pd, qp, v)
-    c[:, 2] -= c[:, 0] + c[:, 1]                                    # the (mu, qdot) cross terms
-    base = c[SWAP]
-    shape = c[6:] - A_l.T @ base
-    adt = ad_tilde(M_b @ mu)
-    IM_qdot = adt @ A_qdot
-    return RELTerms(M_b, A_l, Lambda_q, A_qdot, IM_qdot, base[:, 0], base[:, 2],
-                    shape[:, 0], shape[:, 2], shape[:, 1])
+    locked_inertia_factor(model, ws, q)
+    A, M = ws.A, ws.M
+    A_qdot = A @ qdot
+    mu_pin = mu[SWAP]
+    c_mu = mu_mu_cc_forces(model, ws, mu_pin)
+    c_q, cross = mu_qdot_cc_forces(model, ws, mu_pin, qdot, A_qdot, c_mu)
+    M_b = M[SWAP_BOTH]
+    A_qdot = A_qdot[SWAP]
+    return RELTerms(M_b, A[SWAP], M[6:, 6:] - M[:6, 6:].T @ A, A_qdot, ad_tilde(M_b @ mu) @ A_qdot,
+                    c_mu[SWAP], cross[SWAP], shape_row(ws, c_mu), shape_row(ws, cross), shape_row(ws, c_q))
 
 
 def forward_dynamics(terms, tau, F1):

@@ -31,7 +31,10 @@ Two choices the paper leaves open, made here:
   samples the observer uses a prediction ``g1_pred`` of the measurement,
   propagated with the estimated base twist ``V1_hat = mu_hat_o - A_l qdot``
   (eq. 9); a new sample taken at ``t_s`` replaces it, carried forward from
-  ``t_s`` to now with the twists stored since then (latency compensation).
+  ``t_s`` to now with the twists since then (latency compensation).  The
+  observer keeps the odometry ``D`` of the prediction (the product of its
+  increments, never reset) at every tick, so carrying a sample forward is
+  ``g_meas D(t_s)^-1 D(now)``: one lookup, whatever the latency.
   Between samples ``eps_dot = -k eps`` exactly (the prediction and the
   observer move with the same estimated twist), so the injection relaxes
   ``g_hat`` onto the prediction; every sample is an innovation.  With a pose
@@ -43,16 +46,26 @@ logarithm is not unique).  The observer is initialized from the first sample
 rejected, and a sample that would give one later resets the pose estimate onto
 the sample (counted in ``resets``, as are restarts after a diverged estimate,
 :meth:`reset`).
+
+Inside, the observer works in Pinocchio's ordering on ``pin.SE3`` objects (twists
+``[v; omega]``, wrenches ``[force; moment]``): the control tick calls
+:meth:`MomentumObserver.error` and :meth:`MomentumObserver.update_rates` with the REL
+kernel's buffers.  Its public attributes and :meth:`MomentumObserver.estimate` are in the
+paper's notation (4x4 poses, ``[omega; v]``).
 """
-from collections import deque
+from bisect import bisect_right
+from operator import itemgetter
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+import pinocchio as pin
 
-from ..lie import Ad, Ad_inv, ad, exp, inv, log_and_H
-from ..linalg import spd_solve
+from ..dynamics.rel_fast import locked_inertia_solve
+from ..lie import SWAP, SWAP_BOTH, ad_pin, se3
 from ..validation import InputError
+
+_start = itemgetter(0)
 
 #: Smallest accepted ``1 + tr(R_eta)``: rotation errors closer to pi count as pi.
 TRACE_MARGIN = 1e-6
@@ -65,6 +78,15 @@ class Estimate(NamedTuple):
     eps: np.ndarray          #: log(eta), [omega; v]
     H: np.ndarray            #: H(eps), eq. 39
     mu_hat_o: np.ndarray     #: Ad_eta^-1 mu_hat: the estimate of mu in the base frame
+
+
+class Error(NamedTuple):
+    """:class:`Estimate` in Pinocchio's ordering, as the control tick uses it."""
+
+    eta: pin.SE3             #: g_hat^-1 g1_pred
+    eps: np.ndarray          #: log(eta), [v; omega]
+    H_T_L_eps: np.ndarray    #: H(eps)^T L eps (eqs. 39, 51), [force; moment]
+    mu_hat_o: np.ndarray     #: Ad_eta^-1 mu_hat, [v; omega]
 
 
 @dataclass(frozen=True)
@@ -84,6 +106,37 @@ class ObserverGains:
         L = np.diag([self.l_rot] * 3 + [self.l_trans] * 3)      # diag(l_rot I_3, l_trans I_3), eq. 51
         L.setflags(write=False)
         object.__setattr__(self, "L", L)
+        # for the tick: L's diagonal in Pinocchio's order [v; omega], and -k per component (an
+        # array multiplies a vector faster than a Python float does)
+        for name, value in (("L_pin", np.diag(L)[SWAP]), ("minus_k", np.full(6, -self.k))):
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+
+
+def group_observer_twist(mu_hat, Ad_eta, w, out):
+    """``V_hat = mu_hat - Ad_eta (A_l qdot - K eps)`` (seed 002, eq. 37) into ``out``, Pinocchio's
+    order; ``w = A_l qdot - K eps``."""
+    Ad_eta.dot(w, out=out)
+    return np.subtract(mu_hat, out, out=out)
+
+
+def momentum_observer_force(error, M_b, w, base_mu_mu, out, scratch):
+    """Right-hand side of eq. 42 with ``F_o`` of eq. 51 (seed 002) into ``out``, Pinocchio's order.
+
+    ``F_o`` was designed to cancel the ``qdot`` terms of eq. 42: ``P(qdot) mu_hat_o`` and
+    ``ad~_(M_b mu_hat_o) A_l qdot`` (what ``1/2 P(qdot) mu_hat_o + 1/2 S(mu_hat_o) qdot`` sums to,
+    eq. 27) appear in both with opposite signs.  What is left, with ``w = A_l qdot - K eps``::
+
+        ad~_(M_b mu_hat_o) mu_hat_o + H^T L eps + M_b ad_w mu_hat_o
+
+    where ``ad~_(M_b mu) mu = -base_mu_mu`` (the REL terms' ``(mu, mu)`` base forces).
+    ``scratch``: ``(6x6, 6-vector, 6-vector)``.
+    """
+    ad_w, bracket, inertial = scratch
+    ad_pin(w, out=ad_w).dot(error.mu_hat_o, out=bracket)
+    np.subtract(error.H_T_L_eps, base_mu_mu, out=out)
+    out += M_b.dot(bracket, out=inertial)
+    return out
 
 
 class MomentumObserver:
@@ -91,83 +144,149 @@ class MomentumObserver:
 
     At every tick: :meth:`advance` to the current time (with the rates of the
     previous tick), :meth:`add_pose` for each new sample, read
-    :meth:`estimate`, then :meth:`update` the rates with the REL terms at
-    ``(q, qdot, mu_hat_o)``.
+    :meth:`error` (or :meth:`estimate`), then :meth:`update_rates` with the REL
+    terms at ``(q, qdot, mu_hat_o)``.
     """
 
     def __init__(self, gains=None, history_s=2.0):
         self.gains = gains or ObserverGains()
-        self.history = deque()          # (t, dt, V1_hat): the prediction's increments
         self.history_s = history_s
-        self.g_hat = None
-        self.mu_hat = np.zeros(6)
-        self.g_pred = None
+        # (start, dt, V1_hat, D at the start): the prediction's increments, oldest first.  A list:
+        # bisect indexes it (a deque's indexing walks its blocks); dropping the oldest moves
+        # ~2000 pointers, a microsecond.
+        self._intervals = []
+        self._odometry = pin.SE3.Identity()   # D now: the product of every increment
+        self._g_hat = self._g_pred = None
+        self._mu_hat = np.zeros(6)      # [v; omega]
         self.t = None
         self.resets = 0
         self.samples = 0
         self._rates = None
+        # the tick's scratch (Pinocchio's order): error(), update_rates() and advance() fill these
+        self._eps, self._L_eps, self._H_T_L_eps, self._mu_o, self._w, self._step = (np.zeros(6) for _ in range(6))
+        self._V_hat, self._mu_hat_dot, self._rhs = np.zeros(6), np.zeros(6), np.zeros(6)
+        self._scratch = (np.zeros((6, 6)), np.zeros(6), np.zeros(6))
+        self._dt = np.zeros(())
+
+    # -- the paper's notation at the edge -------------------------------------------
+
+    @property
+    def g_hat(self):
+        """Estimated base pose (4x4), ``None`` before the first sample."""
+        return None if self._g_hat is None else self._g_hat.homogeneous
+
+    @g_hat.setter
+    def g_hat(self, g):
+        self._g_hat = None if g is None else se3(g)
+
+    @property
+    def g_hat_se3(self):
+        """``g_hat`` as a ``pin.SE3`` (never changed in place: each tick makes a new one)."""
+        return self._g_hat
+
+    @property
+    def g_pred(self):
+        """Prediction of the measured pose at the current time (4x4)."""
+        return None if self._g_pred is None else self._g_pred.homogeneous
+
+    @g_pred.setter
+    def g_pred(self, g):
+        self._g_pred = None if g is None else se3(g)
+
+    @property
+    def mu_hat(self):
+        """Estimated locked velocity ``[omega; v]`` (a copy)."""
+        return self._mu_hat[SWAP]
+
+    @mu_hat.setter
+    def mu_hat(self, mu):
+        self._mu_hat = np.array(mu, dtype=float)[SWAP]
+
+    @property
+    def history(self):
+        """The prediction's increments ``(t, dt, V1_hat [omega; v])`` within ``history_s``."""
+        return [(t, dt, V[SWAP]) for t, dt, V, _ in self._intervals]
 
     @property
     def initialized(self):
-        return self.g_hat is not None
+        return self._g_hat is not None
 
     def initialize(self, g_hat, mu_hat, t):
         """Start from an explicit estimate (the first sample is then the measurement).
 
         Rejects ``g_hat`` if its rotation differs from the prediction's by pi.
         """
-        if self.g_pred is not None and not self._trace_ok(inv(g_hat) @ self.g_pred):
+        g_hat = se3(g_hat)
+        if self._g_pred is not None and not self._trace_ok(g_hat.actInv(self._g_pred)):
             raise InputError("initial pose estimate is at a rotation error of pi from the measurement: "
                              "tr(eta(0)) = -1 is excluded by Lemma 11")
-        self.g_hat, self.mu_hat, self.t = g_hat.copy(), np.array(mu_hat, dtype=float), t
-        if self.g_pred is None:
-            self.g_pred = g_hat.copy()
+        self._g_hat, self.mu_hat, self.t = g_hat, mu_hat, t
+        if self._g_pred is None:
+            self._g_pred = g_hat
 
     def add_pose(self, g_meas, t_meas, t_now):
         """A base pose sample taken at ``t_meas`` (older than ``t_now`` by the sensor latency)."""
         self.samples += 1
         if not self.initialized:
-            self.g_pred = g_meas.copy()
+            self._g_pred = se3(g_meas)
             self.initialize(g_meas, self.mu_hat, t_now)
             return
-        g = g_meas.copy()
-        for t, dt, V in self.history:                 # carry the sample forward to now
-            overlap = t + dt - max(t, t_meas)
-            if overlap > 0:
-                g = g @ exp(V * overlap)
-        self.g_pred = g
-        if not self._trace_ok(inv(self.g_hat) @ g):
-            self.g_hat = g.copy()
+        g = se3(g_meas) * self._odometry_at(t_meas).actInv(self._odometry)   # carried forward to now
+        self._g_pred = g
+        if not self._trace_ok(self._g_hat.actInv(g)):
+            self._g_hat = g
             self.resets += 1
+
+    def _odometry_at(self, t):
+        """``D(t)``: the prediction's odometry at ``t``, within the kept increments (an older
+        ``t`` counts as their start, a later one as now)."""
+        intervals = self._intervals
+        i = bisect_right(intervals, t, key=_start) - 1
+        if i < 0:
+            return intervals[0][3] if intervals else self._odometry
+        start, dt, V, D = intervals[i]
+        into = t - start
+        if into == 0.0:                 # samples taken on a tick
+            return D
+        if into < dt:
+            return D * pin.exp6(V * into)
+        return intervals[i + 1][3] if i + 1 < len(intervals) else self._odometry
 
     @staticmethod
     def _trace_ok(eta):
-        return 1.0 + np.trace(eta[:3, :3]) > TRACE_MARGIN
+        R = eta.rotation
+        return 1.0 + (R[0, 0] + R[1, 1] + R[2, 2]) > TRACE_MARGIN      # np.trace costs ~10x more
 
     def estimate(self):
         """:class:`Estimate` at the current time (observer must be initialized)."""
-        eta = inv(self.g_hat) @ self.g_pred
-        return Estimate(eta, *log_and_H(eta), Ad_inv(eta) @ self.mu_hat)
+        e = self.error()
+        return Estimate(e.eta.homogeneous, e.eps[SWAP], pin.Jlog6(e.eta)[SWAP_BOTH], e.mu_hat_o[SWAP])
 
-    def rates(self, estimate, terms):
-        """Right-hand sides of eqs. 37 and 42 and of the prediction (eq. 9) at the current state.
+    # -- the control tick (Pinocchio's order) -----------------------------------------
 
-        ``estimate`` is :meth:`estimate`'s result and ``terms`` the REL terms at
-        ``(q, qdot, mu_hat_o)``.  Returns ``(V_hat, mu_hat_dot, V1_hat)``.
-        """
-        k, L = self.gains.k, self.gains.L
-        eta, eps, H, mu_o = estimate
-        Ad_eta = Ad(eta)
-        V_hat = self.mu_hat - Ad_eta @ terms.A_qdot + k * (Ad_eta @ eps)                    # eq. 37
-        F_o = (H.T @ (L @ eps) + terms.P_mu + terms.IM_qdot
-               + terms.M_b @ (ad(terms.A_qdot) @ mu_o))                                      # eq. 51
-        rhs = -terms.base_mu_mu - terms.base_mu_qdot + F_o - k * terms.M_b @ (ad(eps) @ mu_o)  # eq. 42
-        mu_hat_dot = Ad_eta @ spd_solve(terms.M_b, rhs)
-        return V_hat, mu_hat_dot, mu_o - terms.A_qdot
+    def error(self):
+        """:class:`Error` at the current time (observer must be initialized).  Its vectors are the
+        observer's buffers: valid until the next call."""
+        eta = self._g_hat.actInv(self._g_pred)
+        eps = self._eps
+        eps[:] = pin.log6(eta).vector
+        np.multiply(self.gains.L_pin, eps, out=self._L_eps)
+        return Error(eta, eps, self._L_eps.dot(pin.Jlog6(eta), out=self._H_T_L_eps),      # (L eps)^T H
+                     eta.actionInverse.dot(self._mu_hat, out=self._mu_o))
 
-    def update(self, estimate, terms):
-        """Store the rates at the current state for the next :meth:`advance`."""
-        self._rates = self.rates(estimate, terms)
+    def update_rates(self, error, ws, A_qdot, base_mu_mu):
+        """Rates of eqs. 37, 42 and of the prediction (eq. 9) at the current state, stored for the
+        next :meth:`advance`.  ``ws`` holds the factor of ``M_b`` (``rel_fast.locked_inertia_factor``
+        at the current shape); ``A_qdot`` and ``base_mu_mu`` are REL terms at ``(q, qdot, mu_hat_o)``,
+        all in Pinocchio's order.  Returns the estimated base twist ``V1_hat`` (eq. 9)."""
+        w = np.multiply(error.eps, self.gains.minus_k, out=self._w)
+        w += A_qdot
+        rhs = momentum_observer_force(error, ws.M_b, w, base_mu_mu, self._rhs, self._scratch)
+        Ad_eta = error.eta.action
+        self._rates = (group_observer_twist(self._mu_hat, Ad_eta, w, self._V_hat),
+                       Ad_eta.dot(locked_inertia_solve(ws, rhs), out=self._mu_hat_dot),
+                       error.mu_hat_o - A_qdot)      # a new array: the prediction's history keeps it
+        return self._rates[2]
 
     def resync(self, t):
         """Resume at ``t`` without integrating the gap (inputs were unusable until now)."""
@@ -176,14 +295,15 @@ class MomentumObserver:
 
     def reset(self):
         """Forget the estimate (e.g. after it diverged): the next pose sample initializes again."""
-        self.history.clear()
-        self.g_hat = self.g_pred = self.t = self._rates = None
-        self.mu_hat = np.zeros(6)
+        self._intervals.clear()
+        self._g_hat = self._g_pred = self.t = self._rates = None
+        self._mu_hat = np.zeros(6)
         self.resets += 1
 
     def healthy(self):
         """The estimate is finite (an uninitialized observer is healthy)."""
-        return not self.initialized or bool(np.isfinite(self.g_hat).all() and np.isfinite(self.mu_hat).all())
+        return not self.initialized or bool(np.isfinite(self._g_hat.homogeneous).all()
+                                            and np.isfinite(self._mu_hat).all())
 
     def advance(self, t):
         """Integrate from the last time to ``t`` with the stored rates (Lie-Euler step).
@@ -197,10 +317,16 @@ class MomentumObserver:
             self.t = t
             return
         V_hat, mu_hat_dot, V1_hat = self._rates
-        self.g_hat = self.g_hat @ exp(V_hat * dt)
-        self.mu_hat = self.mu_hat + mu_hat_dot * dt
-        self.g_pred = self.g_pred @ exp(V1_hat * dt)
-        self.history.append((self.t, dt, V1_hat))
+        step, dt_ = self._step, self._dt
+        dt_[()] = dt                    # numpy multiplies by a 0-d array faster than by a Python float
+        self._g_hat = self._g_hat * pin.exp6(np.multiply(V_hat, dt_, out=step))
+        self._mu_hat += np.multiply(mu_hat_dot, dt_, out=step)
+        increment = pin.exp6(np.multiply(V1_hat, dt_, out=step))
+        self._g_pred = self._g_pred * increment
+        self._intervals.append((self.t, dt, V1_hat, self._odometry))
+        self._odometry = self._odometry * increment
         self.t = t
-        while self.history and self.history[0][0] < t - self.history_s:
-            self.history.popleft()
+        horizon = t - self.history_s
+        intervals = self._intervals
+        while intervals and intervals[0][0] < horizon:
+            intervals.pop(0)

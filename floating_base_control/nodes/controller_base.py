@@ -21,7 +21,10 @@ An exception in the control step is reported like unusable input (safe command,
 zero commands once, since an effort interface keeps the last command.  A subclass whose step must follow
 each new set of inputs sets ``tick_on_input`` and calls :meth:`input_tick`
 when one is complete; the timer then only ticks (with the safe command) when
-inputs stop arriving.
+inputs stop arriving.  Work that need not delay the command (publishing
+estimates) goes in ``after_tick``, which runs after the command is published;
+then, with ``gc_between_ticks``, the garbage collector's young generations
+(``realtime.CollectBetweenTicks``: nothing is collected inside a step).
 """
 import time
 from collections import deque
@@ -32,6 +35,7 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 
 from ..control.watchdog import Watchdog
+from ..realtime import CollectBetweenTicks
 from ..results import write_csv
 from ..validation import FloatingBaseError
 from . import messages as m
@@ -48,6 +52,7 @@ class ControlNode(LifecycleNode):
         self.configured = self.active = False
         self.tick_on_input = False
         self.last_tick = -np.inf
+        self.collector = CollectBetweenTicks()
         self.add_on_set_parameters_callback(self._validate)
         self.add_post_set_parameters_callback(lambda params: self.configured and self.apply_parameters())
 
@@ -112,6 +117,8 @@ class ControlNode(LifecycleNode):
         period = 1.0 / self._p("control_rate_hz")
         self.timer = self.create_timer(period, self._watchdog_tick if self.tick_on_input else self._tick)
         self.active = True
+        if self.has_parameter("gc_between_ticks") and self._p("gc_between_ticks"):
+            self.collector.start()
         return super().on_activate(state)
 
     def input_tick(self):
@@ -133,6 +140,7 @@ class ControlNode(LifecycleNode):
             self.publish_commands([np.zeros_like(c) for c in self.safe_commands(self.now())])
             self.destroy_timer(self.timer)
             self.active = False
+            self.collector.stop()
 
     def on_cleanup(self, state):
         """Destroy what ``on_configure`` created (publishers, subscriptions, timers)."""
@@ -205,6 +213,13 @@ class ControlNode(LifecycleNode):
         self.last_tick = now
         self.stats.record(now, self.input_age(now), self.saturated if not reasons else False,
                           time.perf_counter() - started)
+        started = time.perf_counter()
+        if not reasons:
+            self.after_tick(now)
+        self.stats.record_after(time.perf_counter() - started, self.collector.after_tick())
+
+    def after_tick(self, now):
+        """After a successful tick's command is out: work that need not delay it."""
 
     def _report_transition(self, reasons):
         if reasons:
@@ -246,12 +261,19 @@ class LoopStats:
         self.sat.append(saturated)
         self.compute.append(compute)
         if self.all is not None:
-            self.all.append((t, compute, age))
+            self.all.append([t, compute, age, 0.0, 0.0])
+
+    def record_after(self, after, gc_pause):
+        """Time spent after the last tick's command: ``after_tick`` and garbage collection (s)."""
+        if self.all is not None:
+            self.all[-1][3:] = after, gc_pause
 
     def write(self, path):
-        """CSV of every tick: time, compute time, input age (s)."""
-        t, compute, age = np.array(self.all).reshape(-1, 3).T
-        write_csv(path, {"t": t, "compute_s": compute, "joint_state_age_s": age})
+        """CSV of every tick: time, compute time (to the command), input age, time after the command
+        (estimates, ...) and garbage collection after the tick (s)."""
+        t, compute, age, after, gc_pause = np.array(self.all).reshape(-1, 5).T
+        write_csv(path, {"t": t, "compute_s": compute, "joint_state_age_s": age, "after_tick_s": after,
+                         "gc_s": gc_pause})
 
     def summary(self):
         if len(self.times) < 3:

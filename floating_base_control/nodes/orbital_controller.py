@@ -10,8 +10,10 @@ Publishes   joint efforts (std_msgs/Float64MultiArray in ``joints`` order, for
             ``~/compensation`` (Float64MultiArray: tau_hat_1 then tau_hat_2) and
             ``/diagnostics``.
 
-One control step per timer tick (lifecycle, safety and diagnostics: see
-``controller_base.py``).  Unusable input (stale, non-finite, unknown or missing
+One control step per timer tick, or per new joint state with
+``tick_on_joint_state`` (the timer is then a watchdog); the estimates are
+published after the command (lifecycle, safety, diagnostics and garbage
+collection between ticks: see ``controller_base.py``).  Unusable input (stale, non-finite, unknown or missing
 joints, wrong lengths) gives the safe command; the observer does not integrate
 across the gap.
 """
@@ -59,6 +61,15 @@ class ControllerNode(ControlNode):
         self.momentum_pub = self.create_lifecycle_publisher(WrenchStamped, "~/momentum", 10)
         self.comp_pub = self.create_lifecycle_publisher(Float64MultiArray, "~/compensation", 10)
         self.cmd = Float64MultiArray()
+        world, base = self._p("world_frame"), self._p("base_frame")
+        self.odom_msg = Odometry()                 # estimates: preallocated, filled in place
+        self.odom_msg.header.frame_id, self.odom_msg.child_frame_id = world, base
+        self.mu_msg = TwistStamped()
+        self.mu_msg.header.frame_id = base
+        self.momentum_msg = WrenchStamped()
+        self.momentum_msg.header.frame_id = world
+        self.comp_msg = Float64MultiArray()
+        self.tick_on_input = self._p("tick_on_joint_state")
         pose_type = Odometry if self._p("base_pose_type") == "odometry" else PoseStamped
         self.create_subscription(pose_type, self._p("base_pose_topic"), self._on_pose, 10)
         self.estimate_every = max(1, round(self._p("control_rate_hz") / self._p("estimate_rate_hz")))
@@ -84,6 +95,10 @@ class ControllerNode(ControlNode):
 
     # -- inputs -----------------------------------------------------------------------
 
+    def on_joint_state(self, msg):
+        if super().on_joint_state(msg) and self.tick_on_input:
+            self.input_tick()
+
     def _on_pose(self, msg):
         now = self.now()
         pose = msg.pose.pose if isinstance(msg, Odometry) else msg.pose
@@ -105,9 +120,11 @@ class ControllerNode(ControlNode):
         samples, self.poses = self.poses, []
         self.out = self.controller.step(now, self.q, self.qdot, samples)
         self.saturated = self.out.saturated
+        return [self.out.tau]
+
+    def after_tick(self, now):
         if self.tick % self.estimate_every == 0 and np.isfinite(self.out.tau).all():
             self._publish_estimates(self.out)
-        return [self.out.tau]
 
     def _hold_measured_position(self):
         """``hold_on_activate``: every set-point becomes the measured position (within its range),
@@ -133,21 +150,17 @@ class ControllerNode(ControlNode):
     def _publish_estimates(self, out):
         est = self.controller.estimates(out)
         stamp = self.get_clock().now().to_msg()
-        world, base = self._p("world_frame"), self._p("base_frame")
-        odom = Odometry()
-        odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, world, base
-        m.fill_pose_msg(odom.pose.pose, est.g_hat)
+        odom, mu, w, comp = self.odom_msg, self.mu_msg, self.momentum_msg, self.comp_msg
+        odom.header.stamp = mu.header.stamp = w.header.stamp = stamp
+        m.fill_pose_msg_se3(odom.pose.pose, self.controller.observer.g_hat_se3)     # est.g_hat as pin.SE3
         m.fill_twist_msg(odom.twist.twist, est.V1_hat)
         self.est_pub.publish(odom)
-        mu = TwistStamped()
-        mu.header.stamp, mu.header.frame_id = stamp, base
         m.fill_twist_msg(mu.twist, est.mu_hat_o)
         self.mu_pub.publish(mu)
-        w = WrenchStamped()
-        w.header.stamp, w.header.frame_id = stamp, world
         m.fill_wrench_msg(w.wrench, est.momentum)
         self.momentum_pub.publish(w)
-        self.comp_pub.publish(Float64MultiArray(data=np.r_[out.tau_hat_1, out.tau_hat_2].tolist()))
+        comp.data = np.r_[out.tau_hat_1, out.tau_hat_2].tolist()
+        self.comp_pub.publish(comp)
 
     def diagnostic_values(self):
         obs, now = self.controller.observer, self.now()

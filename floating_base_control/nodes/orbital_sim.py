@@ -31,6 +31,7 @@ from std_msgs.msg import Float64MultiArray
 from ..orbital.spacecraft import load_robot
 from ..sim.plant import MujocoPlant
 from ..orbital.sensors import JointEncoders, PoseSensor
+from ..realtime import CollectBetweenTicks
 from ..validation import FloatingBaseError
 from . import messages as m
 from . import runtime as rt
@@ -81,9 +82,15 @@ class SimNode(Node):
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
         self.joint_msg = JointState(name=list(self.model.joint_names))
         self.create_timer(1.0 / p("publish_rate_hz"), self._tick)
+        self.collector = CollectBetweenTicks()      # the joint states keep their period: no GC inside a tick
+        self.collector.start()
 
     def _p(self, name):
         return self.get_parameter(name).value
+
+    def destroy_node(self):
+        self.collector.stop()
+        super().destroy_node()
 
     def _wall(self):
         return self.get_clock().now().nanoseconds * 1e-9
@@ -127,6 +134,7 @@ class SimNode(Node):
             pose.header.stamp, pose.header.frame_id = m.seconds_to_stamp(self.t0 + t_taken), self._p("world_frame")
             m.fill_pose_msg(pose.pose, g)
             self.pose_pub.publish(pose)
+        self.collector.after_tick()
 
     def _publish_joint_state(self, stamp, applied):
         q_m, qdot_m = self.encoders.read(*self.plant.joint_state())

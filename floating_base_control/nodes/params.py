@@ -94,6 +94,13 @@ def controller_params(joint_names, position_limits, effort_limits):
                   "transitions)", read_only=True),
         ParamSpec("timing_log", "", "if set: write every tick's time, compute time and joint-state "
                   "age to this CSV file at shutdown (for benchmarks)", read_only=True),
+        ParamSpec("tick_on_joint_state", False, "one control step per new joint state (the robot's clock "
+                  "drives the loop, as in ros2_control); the timer then only acts as a watchdog (safe "
+                  "command when joint states stop for two periods). false: one step per timer tick",
+                  read_only=True),
+        ParamSpec("gc_between_ticks", True, "keep Python's garbage collector out of the control step: "
+                  "freeze what exists at activation, collect the young generations after a tick",
+                  read_only=True),
         ParamSpec("hold_on_activate", True, "at activation, set every setpoint to the measured joint "
                   "position (no jump); false: use the setpoint parameters", read_only=True),
         ParamSpec("compensation", "tau2", "momentum compensation, seed 002 eq. 45: tau1 (mu and "

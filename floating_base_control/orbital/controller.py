@@ -5,28 +5,84 @@ One :meth:`OrbitalController.step` per control tick: advance the observer
 ``(q, qdot, mu_hat_o)``, and return ``tau = tau_c + tau_hat_i`` (eqs. 45, 52)
 within the torque limits.  The same REL terms feed the observer's rates for
 the next tick.  The ROS 2 node and the ROS-free scenario runner both call this.
+
+The tick is a kernel in the style of Pinocchio's algorithms: it fills the
+controller's workspace (``model.create_data()``) in Pinocchio's ordering, factorizes
+``M_b`` once (:func:`~..dynamics.rel_fast.locked_inertia_factor`) and evaluates only
+the CC forces the compensation and the observer need.  Its outputs are in the
+paper's notation; the rest of the REL terms at the tick's state are evaluated on
+demand (:attr:`ControlOutput.terms`).
 """
 from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.rel_fast import RELTerms, rel_terms
+from ..dynamics.rel_fast import locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, shape_row
 from ..dynamics.rel_matrices import spatial_momentum
 from ..estimation.observer import MomentumObserver, ObserverGains
+from ..lie import SWAP
 from .. import validation as check
 from ..validation import InputError
 from ..control import shape
-from ..control.limits import saturate
+from ..control.limits import clip
+
+_ZERO_TWIST = np.zeros(6)
+_ZERO_TWIST.flags.writeable = False
 
 
-class ControlOutput(NamedTuple):
-    tau: np.ndarray             #: commanded joint torques (within limits)
-    tau_c: np.ndarray           #: task torque, eq. 52
-    tau_hat_1: np.ndarray       #: eq. 45, i = 1, at the mu used for compensation
-    tau_hat_2: np.ndarray       #: eq. 45, i = 2
-    mu_hat_o: np.ndarray        #: observer's estimate of mu in the base frame
-    saturated: bool             #: a torque limit was hit
-    terms: RELTerms             #: REL terms at ``(q, qdot, mu_hat_o)`` (M_b, A_l qdot, ... for outputs)
+class ControlOutput:
+    """What one control tick returns (the paper's ordering).
+
+    ``tau``, ``tau_c``, ``tau_hat_2`` and ``mu_hat_o`` come from the tick; ``saturated``,
+    ``tau_hat_1`` (unless the tick compensated with it), ``terms``, ``V1_hat`` and ``momentum`` are
+    evaluated when first read, at the tick's inputs (the ``q`` and ``qdot`` arrays passed to
+    :meth:`OrbitalController.step`: read these before changing those arrays in place).
+    """
+
+    __slots__ = ("tau", "tau_c", "tau_hat_2", "mu_hat_o", "_feedforward", "_tau_hat_1", "_model", "_q", "_qdot",
+                 "_mu_c", "_V1_hat", "_g_hat", "_terms")
+
+    def __init__(self, tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_hat_o, model, q, qdot, mu_c, V1_hat,
+                 g_hat):
+        self.tau = tau                  #: commanded joint torques (within limits)
+        self.tau_c = tau_c              #: task torque, eq. 52
+        self.tau_hat_2 = tau_hat_2      #: eq. 45, i = 2, at the mu used for compensation
+        self.mu_hat_o = mu_hat_o        #: observer's estimate of mu in the base frame, [omega; v]
+        self._feedforward, self._tau_hat_1, self._model, self._q, self._qdot = feedforward, tau_hat_1, model, q, qdot
+        self._mu_c, self._V1_hat, self._g_hat, self._terms = mu_c, V1_hat, g_hat, None
+
+    @property
+    def saturated(self):
+        """A torque limit was hit."""
+        return bool((self.tau != self.tau_c + self._feedforward).any())     # the sum clipped, recomputed
+
+    @property
+    def tau_hat_1(self):
+        """Eq. 45, ``i = 1``, at the mu used for compensation."""
+        if self._tau_hat_1 is None:
+            terms = self.terms if self._mu_c is None else self._model.rel_terms(self._q, self._qdot, self._mu_c)
+            self._tau_hat_1 = shape.tau_hat_1(terms)
+        return self._tau_hat_1
+
+    @property
+    def terms(self):
+        """:class:`~..dynamics.rel_fast.RELTerms` at ``(q, qdot, mu_hat_o)`` of the tick."""
+        if self._terms is None:
+            self._terms = self._model.rel_terms(self._q, self._qdot, self.mu_hat_o)
+        return self._terms
+
+    @property
+    def V1_hat(self):
+        """Estimated base body twist ``mu_hat_o - A_l qdot`` (eq. 9), ``[omega; v]``."""
+        return self._V1_hat[SWAP]
+
+    @property
+    def momentum(self):
+        """Estimated momentum ``Ad_g_hat^-T M_b mu_hat_o``: the spatial momentum about the world
+        origin in world axes, ``[moment; force]`` (``None`` before the observer starts)."""
+        if self._g_hat is None:
+            return None
+        return spatial_momentum(self._g_hat.homogeneous, self.terms.M_b @ self.mu_hat_o)
 
 
 class Estimates(NamedTuple):
@@ -86,6 +142,7 @@ class OrbitalController:
         if (limits <= 0).any():
             raise InputError(f"torque_limits must be > 0, got {limits.tolist()}")
         self._torque_limits = limits
+        self._neg_torque_limits = -limits
 
     @property
     def compensation(self):
@@ -99,8 +156,7 @@ class OrbitalController:
 
     def estimates(self, out):
         """:class:`Estimates` of the tick whose :class:`ControlOutput` is ``out`` (observer initialized)."""
-        return Estimates(self.observer.g_hat, out.mu_hat_o - out.terms.A_qdot, out.mu_hat_o,
-                         spatial_momentum(self.observer.g_hat, out.terms.M_b @ out.mu_hat_o))
+        return Estimates(self.observer.g_hat, out.V1_hat, out.mu_hat_o, out.momentum)
 
     def hold(self, t, pose_samples=()):
         """A tick at ``t`` without usable joint states: keep the pose samples, do not
@@ -115,23 +171,33 @@ class OrbitalController:
     def step(self, t, q, qdot, pose_samples=(), mu_true=None):
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
         ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
-        obs = self.observer
+        obs, model, ws, compensation = self.observer, self.model, self.ws, self._compensation
+        locked_inertia_factor(model, ws, q)               # first: CRBA's returned copy is freed at once
         if obs.initialized:
             obs.advance(t)
         for t_taken, g in pose_samples:
             obs.add_pose(g, t_taken, t)
-        estimate = obs.estimate() if obs.initialized else None
-        mu_hat_o = np.zeros(6) if estimate is None else estimate.mu_hat_o
-        terms = rel_terms(self.model, self.ws, q, qdot, mu_hat_o)
-        if estimate is not None:
-            obs.update(estimate, terms)
-        compensated = terms
-        if self.compensation == "truth":
+        A_qdot = ws.A.dot(qdot, out=ws.A_qdot)
+        error = obs.error() if obs.initialized else None
+        mu_o = _ZERO_TWIST if error is None else error.mu_hat_o
+        c_mu = mu_mu_cc_forces(model, ws, mu_o)
+        if error is not None:
+            V1_hat = obs.update_rates(error, ws, A_qdot, c_mu[:6])
+            del error
+        else:
+            V1_hat = -A_qdot
+        mu_c = tau_hat_1 = None
+        if compensation == "truth":
             if mu_true is None:
                 raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
-            compensated = rel_terms(self.model, self.ws, q, qdot, check.vector("mu_true", mu_true, 6))
-        tau_c = shape.task_torque(q, qdot, self.q_d, self.shape_gains)
-        tau, saturated = saturate(tau_c + shape.compensation_torque(compensated, self.compensation),
-                                 self.torque_limits)
-        return ControlOutput(tau, tau_c, shape.tau_hat_1(compensated), shape.tau_hat_2(compensated), mu_hat_o,
-                             saturated, terms)
+            mu_c = check.vector("mu_true", mu_true, 6)
+            c_mu = mu_mu_cc_forces(model, ws, mu_c[SWAP])
+        tau_hat_2 = shape_row(ws, c_mu)                  # eq. 45 at the compensation's mu
+        if compensation == "tau1":
+            tau_hat_1 = tau_hat_2 + shape_row(ws, mu_qdot_cc_forces(model, ws, mu_o, qdot, A_qdot, c_mu)[1])
+        del c_mu
+        tau_c = shape.task_torque(q, qdot, self._q_d, self._shape_gains)
+        feedforward = tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none" else 0.0
+        tau = clip(tau_c + feedforward, self._torque_limits, self._neg_torque_limits)
+        return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o[SWAP], model, q, qdot, mu_c, V1_hat,
+                             obs.g_hat_se3)

@@ -1,0 +1,56 @@
+"""floating_base_controller with ``tick_on_joint_state``: one step per joint state, the timer as watchdog."""
+import time
+
+import numpy as np
+import pytest
+
+ros_harness = pytest.importorskip("ros_harness")
+
+from floating_base_control.orbital.scenario import OrbitalScenario  # noqa: E402
+
+JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
+S = OrbitalScenario()
+TIMER_HZ = 10.0                 # the watchdog's rate (the lowest allowed): far below the joint states' 200 Hz
+PARAMS = {"control_rate_hz": TIMER_HZ, "tick_on_joint_state": "true", "hold_on_activate": False,
+          "watchdog.max_joint_state_age": 0.2, "watchdog.max_base_pose_age": 5.0, "watchdog.safe_mode": "zero",
+          **{f"setpoint.{j}": float(v) for j, v in zip(JOINTS, S.q_d)},
+          **{f"stiffness.{j}": float(v) for j, v in zip(JOINTS, S.stiffness)}}
+Q = np.array(S.q_d) - np.r_[0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]      # joint 1 is 0.1 rad short
+QDOT = np.zeros(7)
+
+
+@pytest.fixture(scope="module")
+def ros():
+    domain = ros_harness.domain_for(__name__)
+    proc = ros_harness.start_node("orbital_controller", domain, PARAMS)
+    client = ros_harness.Client(domain, JOINTS)
+    yield client
+    client.close()
+    output = ros_harness.stop(proc)
+    assert "Traceback" not in output, output
+
+
+def controlling(cmd):
+    return cmd is not None and abs(cmd[0] - S.stiffness[0] * 0.1) < 0.5      # K * dq on joint 1
+
+
+def test_each_joint_state_gets_a_step_and_the_timer_takes_over_when_they_stop(ros):
+    t0 = time.monotonic()
+    assert ros.wait_for(lambda: (ros.stream(0.1, Q, QDOT), controlling(ros.last_command(t0)))[1], timeout=60.0)
+    # a run of joint states: the commands follow them, not the 10 Hz timer
+    t1 = time.monotonic()
+    sent = 0
+    while sent < 200:
+        ros.publish_joints(Q, QDOT)
+        if sent % 20 == 0:
+            ros.publish_pose()
+        sent += 1
+        ros.spin(0.005)
+    ros.spin(0.05)
+    steps = [c for t, c in ros.commands if t >= t1]
+    assert len(steps) > 0.3 * sent, f"{len(steps)} commands for {sent} joint states (timer alone: ~{TIMER_HZ}/s)"
+    assert all(controlling(c) for c in steps)
+    # no more joint states: the watchdog timer ticks and sends the safe command (zero)
+    t2 = time.monotonic()
+    assert ros.wait_for(lambda: (ros.spin(0.05), (c := ros.last_command(t2)) is not None
+                                 and not np.any(c))[1], timeout=10.0)
