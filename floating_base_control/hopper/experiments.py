@@ -97,9 +97,10 @@ def _revolute():
 EXPERIMENTS = {"prismatic": _prismatic(), "revolute": _revolute()}
 
 
-def experiment(robot, name, variant=None, gravity=None):
+def experiment(robot, name, variant=None, gravity=None, contact_rule=None):
     """The thesis' experiment ``name`` (I..VI) of ``robot``; ``variant`` replaces the polar
-    controller (e.g. ``"III"``), ``gravity`` the value of g."""
+    controller (e.g. ``"III"``), ``gravity`` the value of g, ``contact_rule`` the stance/flight
+    rule (``controller.CONTACT_RULES``)."""
     if robot not in EXPERIMENTS:
         raise InputError(f"robot must be one of {tuple(EXPERIMENTS)}, got {robot!r}")
     table = EXPERIMENTS[robot]
@@ -114,6 +115,8 @@ def experiment(robot, name, variant=None, gravity=None):
         exp = replace(exp, gains=replace(exp.gains, variant=variant))
     if gravity is not None:
         exp = replace(exp, gravity=float(gravity))
+    if contact_rule is not None:
+        exp = replace(exp, gains=replace(exp.gains, contact_rule=contact_rule))
     return exp
 
 
@@ -162,7 +165,12 @@ IMPACT_END_FRACTION = 0.1
 IMPACT_MAX_DURATION = 0.005
 
 
-def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=1e-4, control_every=1, log_every=10,
+#: MuJoCo step of the experiments, s: every verdict (falls or not, hop count) is the same at a
+#: 4x smaller step (docs/HOPPER.md, "Step convergence"; test_hopper_steps.py).
+TIMESTEP = 1e-4
+
+
+def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=TIMESTEP, control_every=1, log_every=10,
         fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D):
     """Simulate ``exp`` for ``duration`` seconds (default: the experiment's); returns
     ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the viscoelastic floor's stiffness (N/m)
