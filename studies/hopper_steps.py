@@ -7,12 +7,16 @@ hop count, and the Exp VI energy figures.  Two runs at a time (``--jobs``); JSON
 out/bench/hopper_steps.json.
 
     python studies/hopper_steps.py [--steps 1e-4 2.5e-5] [--rules foot_height foot_force]
-        [--only revolute-VI ...] [--jobs 2]
+        [--only revolute-VI ...] [--set touchdown_force=1e-6 ...] [--jobs 2]
+
+``--set`` changes gains of every run (e.g. the foot_force rule as a plain "force > 0" flag:
+``touchdown_force=1e-6 liftoff_force=5e-7 min_phase_time=0``).
 """
 import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -27,11 +31,12 @@ KEYS = ("fell", "fell_at_s", "hops", "mean_forward_speed", "max_flight_rotation_
 
 
 def one(case):
-    robot, name, rule, step = case
+    robot, name, rule, step, changes = case
     exp = experiment(robot, name, contact_rule=rule)
+    exp = replace(exp, gains=replace(exp.gains, **changes))
     t0 = time.perf_counter()
     s = summarize(exp, *run(exp, timestep=step, log_every=max(1, round(1e-3 / step))))
-    row = {"robot": robot, "experiment": name, "contact_rule": rule, "timestep_s": step,
+    row = {"robot": robot, "experiment": name, "contact_rule": rule, "timestep_s": step, "changes": changes,
            "wall_s": time.perf_counter() - t0, **{k: s[k] for k in KEYS}}
     print(f"{robot} {name} {rule} {step:g}: fell={s['fell']} hops={s['hops']} "
           f"({row['wall_s']:.0f} s)", file=sys.stderr, flush=True)
@@ -60,10 +65,12 @@ def main():
     p.add_argument("--steps", type=float, nargs="+", default=[TIMESTEP, TIMESTEP / 4])
     p.add_argument("--rules", nargs="+", default=list(CONTACT_RULES), choices=CONTACT_RULES)
     p.add_argument("--only", nargs="+", help="robot-Exp, e.g. revolute-VI")
+    p.add_argument("--set", nargs="+", default=[], metavar="GAIN=VALUE")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--out", default="out/bench/hopper_steps.json")
     args = p.parse_args()
-    cases = [(robot, name, rule, step) for robot, table_ in EXPERIMENTS.items() for name in table_
+    changes = {k: float(v) for k, v in (kv.split("=") for kv in args.set)}
+    cases = [(robot, name, rule, step, changes) for robot, table_ in EXPERIMENTS.items() for name in table_
              if not args.only or f"{robot}-{name}" in args.only for rule in args.rules for step in args.steps]
     cases.sort(key=lambda c: -EXPERIMENTS[c[0]][c[1]].duration / c[3])   # longest first
     with Pool(args.jobs) as pool:

@@ -1,5 +1,5 @@
 """The hopping experiments of seed 003 (Feurstein 2021), Tables 4.7-4.8 and 4.12-4.13, run on
-the MuJoCo plant with the controller of ``control/hopper.py``.
+the MuJoCo plant with the controller of ``hopper/controller.py``, at the step ``TIMESTEP``.
 
 Choices where the thesis is ambiguous (docs/HOPPER.md has the evidence):
 
@@ -12,9 +12,12 @@ Choices where the thesis is ambiguous (docs/HOPPER.md has the evidence):
   simulation stays by symmetry forever; the thesis' Exp I tips over "after 7
   jumps due to simulation noise".  Its experiments here start tilted by
   ``TILT = 1e-7`` rad, a stand-in for that noise (it tips after 7 hops too).
-* Controller III never ran in the thesis; its experiments here are the
-  thesis' Exp II-VI with the polar spring on ``alpha_c`` instead of ``alpha_i,cf``
-  (``variant="III"``), with ``q_ref`` the tabulated initial knee angle.
+* The thesis gives results "for the first type of polar control only" (controller II;
+  Sect. 4.4); controller III's experiments here are the thesis' Exp II-VI with the polar
+  spring on ``alpha_c`` instead of ``alpha_i,cf`` (``variant="III"``), with ``q_ref`` the
+  tabulated initial knee angle.
+* The stance/flight rule is not stated; the default (``contact_rule="foot_height"``, the
+  floor flag ``o^y_if <= 0`` from odometry and encoders) reproduces the Exp VI energy figures.
 """
 import math
 from dataclasses import dataclass, field, replace
