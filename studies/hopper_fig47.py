@@ -26,7 +26,7 @@ from floating_base_control.hopper.controller import CONTACT_RULES, HopperControl
 from floating_base_control.hopper.experiments import experiment, run
 from floating_base_control.hopper.model import hopper_model
 
-DURATION = 0.4     #: s: the drop, the first stance and 10 ms of the first flight for every q1
+DURATION = 0.34    #: s: the drop, the first stance and 10 ms of the first flight for q1 in 90-126 deg
 CONTROLLERS = {"radial": "I", "exp_iv": "IV"}
 
 

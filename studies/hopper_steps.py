@@ -64,20 +64,23 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=float, nargs="+", default=[TIMESTEP, TIMESTEP / 4])
     p.add_argument("--rules", nargs="+", default=list(CONTACT_RULES), choices=CONTACT_RULES)
-    p.add_argument("--only", nargs="+", help="robot-Exp, e.g. revolute-VI")
+    p.add_argument("--only", nargs="+", help="robot-Exp, e.g. revolute-VI, run in this order")
     p.add_argument("--set", nargs="+", default=[], metavar="GAIN=VALUE")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--out", default="out/bench/hopper_steps.json")
     args = p.parse_args()
     changes = {k: float(v) for k, v in (kv.split("=") for kv in args.set)}
-    cases = [(robot, name, rule, step, changes) for robot, table_ in EXPERIMENTS.items() for name in table_
-             if not args.only or f"{robot}-{name}" in args.only for rule in args.rules for step in args.steps]
-    cases.sort(key=lambda c: -EXPERIMENTS[c[0]][c[1]].duration / c[3])   # longest first
-    with Pool(args.jobs) as pool:
-        rows = pool.map(one, cases, chunksize=1)
-    rows.sort(key=lambda r: (r["robot"], r["experiment"], r["contact_rule"], -r["timestep_s"]))
+    names = args.only or [f"{robot}-{name}" for robot, table_ in EXPERIMENTS.items() for name in table_]
+    cases = [(*key.split("-"), rule, step, changes) for key in names for rule in args.rules for step in args.steps]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with Pool(args.jobs) as pool, open(out.with_suffix(".jsonl"), "a") as log:
+        for row in pool.imap(one, cases, chunksize=1):      # in the order asked, each row kept at once
+            rows.append(row)
+            log.write(json.dumps(row) + "\n")
+            log.flush()
+    rows.sort(key=lambda r: (r["robot"], r["experiment"], r["contact_rule"], -r["timestep_s"]))
     out.write_text(json.dumps(rows, indent=1))
     print(table(rows))
 
