@@ -82,11 +82,17 @@ def thesis_energy_figures(flows, hops):
     * ``external_work_J``: the base torque's work; ``radial_damping_J``: the radial damper's
       dissipation;
     * ``liftoff_spring_energy_J``: the radial spring's energy at lift-off, mean per hop;
-    * ``touchdown_angle_deg``: ``alpha_i,cf`` at touchdown, mean over the hops' landings.
+    * ``touchdown_angle_deg``: ``alpha_i,cf`` at touchdown, mean over the hops' landings;
+    * ``floor_residual_as_thesis_J``: the thesis' "floor dissipation after touchdown", computed as
+      it does, as the residual ``external + full joint work - touchdown - radial damping``.  The
+      full joint work already contains the damper's (negative) work, so this residual is the
+      floor's measured loss minus the damping and the stored energy change.
     """
     landings = [math.degrees(h[3]) for h in hops if not math.isnan(h[3])]
-    return {"joint_work_full_J": flows.joint - flows.damping, "external_work_J": flows.external,
+    full = flows.joint - flows.damping
+    return {"joint_work_full_J": full, "external_work_J": flows.external,
             "radial_damping_J": flows.damping,
+            "floor_residual_as_thesis_J": flows.external + full - flows.touchdown - flows.damping,
             "liftoff_spring_energy_J": float(np.mean([h[4] for h in hops])) if hops else None,
             "touchdown_angle_deg": float(np.mean(landings)) if landings else None}
 
