@@ -8,12 +8,11 @@ CoM-foot distance and ``E_des`` the initial energy.  Two controllers: radial spr
 (Exp I's, which acts the same in stance and flight, so no contact rule enters) and Exp IV's
 (polar spring in stance, damper in flight: ``--rule`` decides the phases).  Each at two steps;
 the minimum's location is found by a parabola through the lowest point and its neighbours.
-JSON in out/bench/hopper_fig47.json.
+JSON in out/studies/hopper_fig47.json.
 
     python studies/hopper_fig47.py [--steps 1e-4 2e-5] [--from 70 --to 130 --every 2] [--jobs 2]
 """
 import argparse
-import json
 import math
 import sys
 from dataclasses import replace
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from floating_base_control.results import write_json
 from floating_base_control.hopper.controller import CONTACT_RULES, HopperController, polar_angle
 from floating_base_control.hopper.experiments import experiment, run
 from floating_base_control.hopper.model import hopper_model
@@ -80,7 +80,7 @@ def main():
     p.add_argument("--controllers", nargs="+", default=list(CONTROLLERS), choices=CONTROLLERS)
     p.add_argument("--rule", default="foot_height", choices=CONTACT_RULES)
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--out", default="out/bench/hopper_fig47.json")
+    p.add_argument("--out", default="out/studies/hopper_fig47.json")
     args = p.parse_args()
     angles = np.arange(args.lo, args.hi + 1e-9, args.every)
     cases = [(c, float(q), s, args.rule) for c in args.controllers for s in args.steps for q in angles]
@@ -88,7 +88,7 @@ def main():
         rows = pool.map(liftoff_momentum, cases, chunksize=1)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=1))
+    write_json(out, rows)
     print("| q1 [deg] | " + " | ".join(f"{c} {1e3 * s:g} ms: L [1e-3 N m s]" for c in args.controllers
                                        for s in args.steps) + " |")
     print("|" + "---|" * (1 + len(args.controllers) * len(args.steps)))

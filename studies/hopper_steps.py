@@ -4,7 +4,7 @@ Runs every experiment of the thesis (prismatic I-III, revolute I-VI) for its ful
 two MuJoCo steps (default: the experiments' ``TIMESTEP`` and a 4x smaller one) under each
 contact rule, and prints the table of docs/HOPPER.md: the verdict (falls or not, when), the
 hop count, and the Exp VI energy figures.  Two runs at a time (``--jobs``); JSON in
-out/bench/hopper_steps.json.
+out/studies/hopper_steps.json.
 
     python studies/hopper_steps.py [--steps 1e-4 2.5e-5] [--rules foot_height foot_force]
         [--only revolute-VI ...] [--set touchdown_force=1e-6 ...] [--jobs 2]
@@ -20,6 +20,7 @@ from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
 
+from floating_base_control.results import write_json
 from floating_base_control.hopper.controller import CONTACT_RULES
 from floating_base_control.hopper.experiments import EXPERIMENTS, TIMESTEP, experiment, run
 from floating_base_control.hopper.report import summarize
@@ -67,7 +68,7 @@ def main():
     p.add_argument("--only", nargs="+", help="robot-Exp, e.g. revolute-VI, run in this order")
     p.add_argument("--set", nargs="+", default=[], metavar="GAIN=VALUE")
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--out", default="out/bench/hopper_steps.json")
+    p.add_argument("--out", default="out/studies/hopper_steps.json")
     args = p.parse_args()
     changes = {k: float(v) for k, v in (kv.split("=") for kv in args.set)}
     names = args.only or [f"{robot}-{name}" for robot, table_ in EXPERIMENTS.items() for name in table_]
@@ -81,7 +82,7 @@ def main():
             log.write(json.dumps(row) + "\n")
             log.flush()
     rows.sort(key=lambda r: (r["robot"], r["experiment"], r["contact_rule"], -r["timestep_s"]))
-    out.write_text(json.dumps(rows, indent=1))
+    write_json(out, rows)
     print(table(rows))
 
 
