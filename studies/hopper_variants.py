@@ -1,11 +1,12 @@
 """Controller III against controller II on the thesis' experiments (seed 003; docs/HOPPER.md).
 
 Controller III (polar spring on the orientation of the CoM frame aligned with the locked
-velocity, eq. 4.26) was never run in the thesis.  This runs every experiment that has a polar
-spring with both variants, same gains, same initial state, and prints the table of
-docs/HOPPER.md; JSON in out/studies/hopper_variants.json.
+velocity, eq. 4.26): the thesis gives results "for the first type of polar control only".
+This runs every experiment that has a polar spring with both variants, same gains, same
+initial state, and prints the table of docs/HOPPER.md; JSON in out/studies/hopper_variants.json.
 
     python studies/hopper_variants.py [--quick]
+    python studies/hopper_variants.py --first-stance    # why controller III falls (Exp IV)
 """
 import sys
 import time
@@ -13,7 +14,9 @@ from pathlib import Path
 
 from floating_base_control.results import write_json
 from floating_base_control.hopper.report import summarize
-from floating_base_control.hopper.experiments import experiment, run
+import numpy as np
+
+from floating_base_control.hopper.experiments import TIMESTEP, experiment, run
 
 CASES = [("prismatic", "II"), ("prismatic", "III"), ("revolute", "II"), ("revolute", "III"),
          ("revolute", "IV"), ("revolute", "V"), ("revolute", "VI")]
@@ -49,7 +52,32 @@ def table(rows):
     return "\n".join(lines)
 
 
+def first_stance(name="IV", timestep=TIMESTEP):
+    """Controller III against II through the first stance of the revolute Exp ``name``: the
+    polar angle each controls, the leg's tilt ``alpha_i,cf``, the angular momentum about the
+    CoM and the base torque, at touchdown, 1 ms after it, every 20 ms, at lift-off and 50 ms later."""
+    for variant in ("II", "III"):
+        exp = experiment("revolute", name, variant=variant)
+        log, _, _ = run(exp, 0.6, timestep=timestep, log_every=1)
+        a = log.arrays()
+        t_td = log.touchdowns[0][0]
+        t_lo = next((t for t, *_ in log.liftoffs if t > t_td), a["t"][-1])
+        print(f"controller {variant}, Exp {name}, step {timestep * 1e3:g} ms: touchdown {t_td:.4f} s, "
+              f"lift-off {t_lo:.4f} s, fell at {log.fell_at:.3f} s")
+        print("| t - t_td [ms] | controlled angle [deg] | alpha_i,cf [deg] | L [1e-3 N m s] | base torque [N m] |")
+        print("|---|---|---|---|---|")
+        for t in [t_td, t_td + 0.001, *np.arange(t_td + 0.02, t_lo, 0.02), t_lo, min(t_lo + 0.05, a["t"][-1])]:
+            i = int(np.searchsorted(a["t"], t))
+            i = min(i, len(a["t"]) - 1)
+            print(f"| {1e3 * (a['t'][i] - t_td):.1f} | {np.degrees(a['alpha'][i]):+.2f} | "
+                  f"{np.degrees(a['alpha_cf'][i]):+.2f} | {1e3 * a['L'][i]:+.2f} | {a['base_torque'][i]:+.3f} |")
+
+
 if __name__ == "__main__":
+    if "--first-stance" in sys.argv:
+        for step in (TIMESTEP, TIMESTEP / 4):
+            first_stance(timestep=step)
+        sys.exit()
     result = compare(quick="--quick" in sys.argv)
     out = Path("out/studies")
     out.mkdir(parents=True, exist_ok=True)

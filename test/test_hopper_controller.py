@@ -9,7 +9,10 @@ import pytest
 from conftest import assert_close
 from floating_base_control import InputError, ModelError
 from floating_base_control.hopper.controller import (BASE_PLANE_NORMAL, ContactDetector, HopperController,
-                                                  HopperGains, HopperMeasurements, base_pitch, polar_angle)
+                                                  HopperGains, HopperMeasurements, base_pitch, foot_height,
+                                                  polar_angle)
+from floating_base_control.hopper.plant import HopperPlant
+from floating_base_control.resources import hopper_urdf
 from floating_base_control.lie import exp
 from floating_base_control.hopper.model import hopper_model, planar_pose, planar_twist
 
@@ -40,7 +43,10 @@ def central(f, meas, h=1e-6):
 
 
 def gains(variant="II", **kw):
-    kw = {"K_r": 2200.0, "r_des": 0.13, "K_p": 6.0, "K_E": 20.0, "E_des": 2.8, "D_r_flight": 20.0, **kw}
+    """Gains of the control-law tests; the foot force rule lets ``stance_command`` put a
+    measurement with the foot in the air into stance."""
+    kw = {"K_r": 2200.0, "r_des": 0.13, "K_p": 6.0, "K_E": 20.0, "E_des": 2.8, "D_r_flight": 20.0,
+          "contact_rule": "foot_force", **kw}
     return HopperGains(variant=variant, **kw)
 
 
@@ -144,19 +150,50 @@ def test_energy_with_and_without_springs(rng):
 
 
 def test_contact_hysteresis_and_dwell():
-    g = HopperGains(touchdown_force=2.0, liftoff_force=0.5, min_phase_time=0.005)
+    """The foot_force rule; the foot height does not enter."""
+    g = HopperGains(contact_rule="foot_force", touchdown_force=2.0, liftoff_force=0.5, min_phase_time=0.005)
     c = ContactDetector(g)
     trace = [(0.000, 1.0, False), (0.001, 2.5, True), (0.002, 0.1, True),   # dwell: stays in stance
              (0.010, 1.0, True),                                            # between thresholds
              (0.011, 0.4, False), (0.012, 3.0, False),                      # dwell after lift-off
              (0.020, 3.0, True)]
     for t, force, stance in trace:
-        assert c.update(t, force) == stance, (t, force)
+        assert c.update(t, force, 1.0 if stance else -1.0) == stance, (t, force)
+
+
+def test_foot_height_rule_is_the_floor_flag():
+    """The default rule: stance exactly while the foot is at or below the floor (no hysteresis,
+    no dwell), whatever the force sensor reads."""
+    c = ContactDetector(HopperGains())
+    trace = [(0.0, 0.0, 1e-3, False), (1e-4, 0.0, 0.0, True), (2e-4, 0.0, 1e-6, False),
+             (3e-4, 50.0, 1e-6, False), (4e-4, 0.0, -1e-3, True), (5e-4, 0.0, -1e-9, True)]
+    for t, force, height, stance in trace:
+        assert c.update(t, force, height) == stance, (t, height)
+
+
+def test_foot_height_is_odometry_and_forward_kinematics(robot, rng):
+    """The controller's foot height (base pose and the foot's forward kinematics) is the plant's
+    foot site height, and the step's stance follows it (the force sensor reads 0 throughout)."""
+    name, model = robot
+    plant = HopperPlant(model, hopper_urdf(name))
+    ctrl = HopperController(model, HopperGains())
+    for height in (0.02, -0.002):
+        q = np.array([rng.uniform(0.09, 0.13) if name == "prismatic" else rng.uniform(1.0, 2.2)])
+        g1 = planar_pose(0.3, 0.0, rng.uniform(-2.8, -2.3) if name == "revolute" else -math.pi / 2)
+        plant.set_state(g1, q, np.zeros(6), np.zeros(1))
+        g1[2, 3] += height - plant.foot_position()[2]
+        plant.set_state(g1, q, np.zeros(6), np.zeros(1))
+        meas = replace(plant.sense(), foot_force=0.0)
+        geo = ctrl.geometry(meas.q)
+        assert foot_height(meas.g1, geo.p_f) == pytest.approx(plant.foot_position()[2], abs=1e-12)
+        assert ctrl.step(meas).stance == (height <= 0.0)
 
 
 def test_bad_input_is_named():
     with pytest.raises(InputError, match="variant"):
         HopperGains(variant="IV")
+    with pytest.raises(InputError, match="contact_rule"):
+        HopperGains(contact_rule="touch")
     with pytest.raises(InputError, match="hysteresis"):
         HopperGains(touchdown_force=1.0, liftoff_force=1.0)
     with pytest.raises(InputError, match="K_r"):

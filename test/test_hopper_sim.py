@@ -18,7 +18,8 @@ from floating_base_control.dynamics.impact import generalized_inertia, plastic_i
 
 @pytest.fixture(scope="module")
 def revolute_iv():
-    exp = experiment("revolute", "IV")
+    """Exp IV under the force-sensor contact rule (the default rule: test_hopper_steps.py)."""
+    exp = experiment("revolute", "IV", contact_rule="foot_force")
     return exp, run(exp, 2.6)
 
 
@@ -40,9 +41,10 @@ def test_energy_bookkeeping_closes(revolute_iv):
 
 def test_revolute_exp_iv_rotates_a_few_degrees_per_flight(revolute_iv):
     """Seed 003, Exp IV: with radial damping in flight the leg "rotates only around 3 deg during
-    flight" and almost hops in place.  Not the first flight after the drop here: the touchdown
-    impact's -8.3e-3 N m s (test above) is undone in stance and at lift-off up to a residue that
-    the floor's details decide, and it turns the leg by 19 deg (docs/HOPPER.md, the floor table)."""
+    flight" and almost hops in place.  Under the foot_force contact rule, not the first flight
+    after the drop: the touchdown impact's -8.3e-3 N m s (test above) is undone in stance and at
+    lift-off up to a residue that the floor's details decide, and it turns the leg by 19 deg
+    (docs/HOPPER.md, the floor table)."""
     exp, (log, flows, meta) = revolute_iv
     summary = summarize(exp, log, flows, meta)
     rotations = summary["flight_rotations_deg"]

@@ -113,7 +113,8 @@ def run_orbital(args):
 
 def _hopper_parser(families):
     from ..hopper.plant import FLOOR_D, FLOOR_K
-    from ..hopper.experiments import EXPERIMENT_NAMES
+    from ..hopper.controller import CONTACT_RULES
+    from ..hopper.experiments import EXPERIMENT_NAMES, TIMESTEP
     p = families.add_parser("hopper", help="the hopping experiments of seed 003 (Feurstein 2021, ch. 4)",
                             description="Run one of the thesis' hopping experiments (Tables 4.7-4.8, "
                                         "4.12-4.13) and write summary.json, timeseries.csv and plots.")
@@ -123,6 +124,9 @@ def _hopper_parser(families):
     p.add_argument("--variant", choices=("I", "II", "III"),
                    help="polar controller (default: the thesis'; III = locked-velocity CoM frame)")
     p.add_argument("--duration", type=float, help="simulated time, s (default: per experiment)")
+    p.add_argument("--contact-rule", choices=CONTACT_RULES,
+                   help="stance/flight rule (default foot_height: the foot at or below the floor, "
+                        "from odometry and encoders; foot_force: the force sensor with hysteresis)")
     p.add_argument("--floor", choices=("viscoelastic", "mujoco"), default="viscoelastic",
                    help="the thesis' floor (default) or MuJoCo's own contact")
     p.add_argument("--floor-K", type=float, default=FLOOR_K,
@@ -132,7 +136,8 @@ def _hopper_parser(families):
     p.add_argument("--base", choices=("planar", "free"), default="planar",
                    help="MuJoCo base joint: planar (default) or free (3D, plane kept by symmetry)")
     p.add_argument("--gravity", type=float, help="g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)")
-    p.add_argument("--timestep", type=float, default=1e-4, help="MuJoCo step, s (default 1e-4)")
+    p.add_argument("--timestep", type=float, default=TIMESTEP,
+                   help=f"MuJoCo step, s (default {TIMESTEP:g}: step-converged, docs/HOPPER.md)")
     p.add_argument("--out", help="output directory (default out/demo/hopper/<robot>-<exp>-<variant>)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     p.set_defaults(func=_run_hopper)
@@ -143,11 +148,12 @@ def _run_hopper(args):
     from ..hopper.report import write_csv as write_log_csv
     from ..hopper.experiments import experiment, run
 
-    exp = experiment(args.robot, args.experiment, variant=args.variant, gravity=args.gravity)
+    exp = experiment(args.robot, args.experiment, variant=args.variant, gravity=args.gravity,
+                     contact_rule=args.contact_rule)
     out = Path(args.out or f"out/demo/hopper/{exp.robot}-{exp.name}-{exp.gains.variant}")
     out.mkdir(parents=True, exist_ok=True)
     print(f"{exp.robot} hopper, Exp {exp.name} ({exp.description}), controller {exp.gains.variant}, "
-          f"{args.floor} floor, {args.base} base")
+          f"{args.floor} floor, {args.base} base, contact rule {exp.gains.contact_rule}, step {args.timestep:g} s")
     log, flows, meta = run(exp, args.duration, floor=args.floor, base=args.base, timestep=args.timestep,
                            floor_K=args.floor_K, floor_D=args.floor_D)
     summary = summarize(exp, log, flows, meta)
@@ -158,6 +164,8 @@ def _run_hopper(args):
     print(f"{summary['duration_s']:.2f} s simulated: {summary['hops']} hops, {fell}, mean forward "
           f"speed {summary['mean_forward_speed']:+.3f} m/s, max flight rotation "
           f"{summary['max_flight_rotation_deg']:.1f} deg")
+    print(f"thesis' figures: full joint work {summary['joint_work_full_J']:.3f} J, external work "
+          f"{summary['external_work_J']:.3f} J, radial damping {summary['radial_damping_J']:.3f} J")
     print(f"energy in: external {flows.external:.3f} J + joints {flows.joint:.3f} J; out: touchdown "
           f"{flows.touchdown:.3f} J, radial damping {flows.damping:.3f} J, floor {flows.floor:.3f} J; "
           f"stored {summary['energy_stored_J']:+.3f} J; residual {summary['energy_balance_residual_J']:.2e} J")

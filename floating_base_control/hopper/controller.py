@@ -23,7 +23,9 @@ world -y); the base frame's x-z plane is the sagittal plane.
 
 :class:`HopperController` is ROS-free and reads only measurements (joint
 encoders, base odometry, a foot force sensor): a node calls :meth:`step` once
-per tick.  The model is the controller's Pinocchio model, gravity included.
+per tick.  The model is the controller's Pinocchio model, gravity included.  Stance and flight
+come from the foot height (odometry and forward kinematics) or the foot force
+(:class:`ContactDetector`, ``HopperGains.contact_rule``).
 """
 import math
 from dataclasses import dataclass, fields
@@ -45,6 +47,9 @@ UP = np.array([0.0, 0.0, 1.0])
 PLANE_NORMAL = np.array([0.0, -1.0, 0.0])
 
 VARIANTS = ("I", "II", "III")
+#: Stance/flight rules (``HopperGains.contact_rule``): the foot at or below the floor, its height
+#: from odometry and encoders (default); or the foot force sensor with hysteresis and debounce.
+CONTACT_RULES = ("foot_height", "foot_force")
 
 
 @dataclass
@@ -69,16 +74,19 @@ class HopperGains:
     E_des: float = 0.0             #: desired mechanical energy (kinetic + gravity), J
     q_ref: float = math.nan        #: variant III: shape where alpha_c = alpha_i,cf, rad or m
     energy_with_springs: bool = True  #: E includes the virtual springs' potential (see module doc)
-    touchdown_force: float = 2.0   #: stance begins when the foot force rises above this, N
-    liftoff_force: float = 0.5     #: flight begins when it falls below this, N
-    min_phase_time: float = 0.005  #: a phase lasts at least this long (debounce), s
+    contact_rule: str = "foot_height"  #: stance/flight rule, one of ``CONTACT_RULES`` (ContactDetector)
+    touchdown_force: float = 2.0   #: foot_force rule: stance begins when the foot force rises above this, N
+    liftoff_force: float = 0.5     #: foot_force rule: flight begins when it falls below this, N
+    min_phase_time: float = 0.005  #: foot_force rule: a phase lasts at least this long (debounce), s
 
     def __post_init__(self):
         if self.variant not in VARIANTS:
             raise InputError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        if self.contact_rule not in CONTACT_RULES:
+            raise InputError(f"contact_rule must be one of {CONTACT_RULES}, got {self.contact_rule!r}")
         self.energy_with_springs = bool(self.energy_with_springs)
         for f in fields(self):
-            if f.name not in ("variant", "energy_with_springs"):
+            if f.name not in ("variant", "energy_with_springs", "contact_rule"):
                 value = float(getattr(self, f.name))
                 if not (math.isfinite(value) or (f.name == "q_ref" and math.isnan(value))):
                     raise InputError(f"gain {f.name} must be finite, got {value}")
@@ -139,12 +147,19 @@ BASE_PLANE_NORMAL = np.array([0.0, -1.0, 0.0])
 
 
 class ContactDetector:
-    """Stance/flight from a foot force sensor, with hysteresis and a minimum phase time.
+    """Stance or flight, by the rule ``gains.contact_rule``.
 
+    ``"foot_height"`` (default): stance while the foot is at or below the floor (height 0 of
+    the odometry frame), the foot height estimated from odometry and encoders (base pose and
+    the foot's forward kinematics).  This is the thesis' floor flag ``o^y_if <= 0`` (Sect.
+    4.1.4), the rule under which the controller's phases are the floor's: it reproduces the
+    thesis' Exp VI energy figures (docs/HOPPER.md).
+
+    ``"foot_force"``: from a foot force sensor, with hysteresis and a minimum phase time.
     Stance begins when the force exceeds ``touchdown_force`` and ends when it falls below
     ``liftoff_force``; a phase that began less than ``min_phase_time`` ago does not switch.
-    The thesis does not state its rule (its floor flag is ``o^y_if <= 0``); the hysteresis
-    keeps the polar spring from chattering on the force bursts of the viscoelastic floor.
+    On the viscoelastic floor it holds "flight" for ``min_phase_time`` while the light foot,
+    lifted by the stance controller just after the impact, is back on the floor.
     """
 
     def __init__(self, gains, stance=False):
@@ -152,10 +167,15 @@ class ContactDetector:
         self.stance = stance
         self.since = -math.inf
 
-    def update(self, t, force):
-        """Contact state at time ``t`` (s) for the measured foot force (N)."""
+    def update(self, t, force, foot_height):
+        """Contact state at time ``t`` (s) for the measured foot force (N) and the estimated
+        foot height above the floor (m)."""
         g = self.gains
-        if t - self.since >= g.min_phase_time:
+        if g.contact_rule == "foot_height":
+            stance = foot_height <= 0.0
+            if stance != self.stance:
+                self.stance, self.since = stance, t
+        elif t - self.since >= g.min_phase_time:
             if not self.stance and force > g.touchdown_force:
                 self.stance, self.since = True, t
             elif self.stance and force < g.liftoff_force:
@@ -195,6 +215,12 @@ def polar_angle(d):
     dx, dz = d[0], d[2]
     rho2 = dx * dx + dz * dz
     return math.atan2(dx, -dz), np.array([-dz, 0.0, dx]) / rho2
+
+
+def foot_height(g1, p_f):
+    """Height of the foot above the floor (``UP`` component of ``g1 p_f``; the floor is the
+    odometry frame's z = 0), from the base pose and the foot in the base frame, m."""
+    return float(UP @ (g1[:3, :3] @ p_f + g1[:3, 3]))
 
 
 def base_pitch(R):
@@ -398,8 +424,8 @@ class HopperController:
         g = self.gains
         q, qdot, g1, V1 = _checked(meas, self.model.n)
         R = g1[:3, :3]
-        stance = self.contact.update(float(meas.t), float(meas.foot_force))
         geo = self.geometry(q)
+        stance = self.contact.update(float(meas.t), float(meas.foot_force), foot_height(g1, geo.p_f))
         d_b = geo.p_f - geo.c
         J_d = geo.J_f - geo.J_c
         J_int = internal_foot_jacobian(geo.p_f, geo.J_f, geo.A)

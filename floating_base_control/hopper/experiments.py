@@ -1,5 +1,5 @@
 """The hopping experiments of seed 003 (Feurstein 2021), Tables 4.7-4.8 and 4.12-4.13, run on
-the MuJoCo plant with the controller of ``control/hopper.py``.
+the MuJoCo plant with the controller of ``hopper/controller.py``, at the step ``TIMESTEP``.
 
 Choices where the thesis is ambiguous (docs/HOPPER.md has the evidence):
 
@@ -12,9 +12,12 @@ Choices where the thesis is ambiguous (docs/HOPPER.md has the evidence):
   simulation stays by symmetry forever; the thesis' Exp I tips over "after 7
   jumps due to simulation noise".  Its experiments here start tilted by
   ``TILT = 1e-7`` rad, a stand-in for that noise (it tips after 7 hops too).
-* Controller III never ran in the thesis; its experiments here are the
-  thesis' Exp II-VI with the polar spring on ``alpha_c`` instead of ``alpha_i,cf``
-  (``variant="III"``), with ``q_ref`` the tabulated initial knee angle.
+* The thesis gives results "for the first type of polar control only" (controller II;
+  Sect. 4.4); controller III's experiments here are the thesis' Exp II-VI with the polar
+  spring on ``alpha_c`` instead of ``alpha_i,cf`` (``variant="III"``), with ``q_ref`` the
+  tabulated initial knee angle.
+* The stance/flight rule is not stated; the default (``contact_rule="foot_height"``, the
+  floor flag ``o^y_if <= 0`` from odometry and encoders) reproduces the Exp VI energy figures.
 """
 import math
 from dataclasses import dataclass, field, replace
@@ -97,9 +100,10 @@ def _revolute():
 EXPERIMENTS = {"prismatic": _prismatic(), "revolute": _revolute()}
 
 
-def experiment(robot, name, variant=None, gravity=None):
+def experiment(robot, name, variant=None, gravity=None, contact_rule=None):
     """The thesis' experiment ``name`` (I..VI) of ``robot``; ``variant`` replaces the polar
-    controller (e.g. ``"III"``), ``gravity`` the value of g."""
+    controller (e.g. ``"III"``), ``gravity`` the value of g, ``contact_rule`` the stance/flight
+    rule (``controller.CONTACT_RULES``)."""
     if robot not in EXPERIMENTS:
         raise InputError(f"robot must be one of {tuple(EXPERIMENTS)}, got {robot!r}")
     table = EXPERIMENTS[robot]
@@ -114,6 +118,8 @@ def experiment(robot, name, variant=None, gravity=None):
         exp = replace(exp, gains=replace(exp.gains, variant=variant))
     if gravity is not None:
         exp = replace(exp, gravity=float(gravity))
+    if contact_rule is not None:
+        exp = replace(exp, gains=replace(exp.gains, contact_rule=contact_rule))
     return exp
 
 
@@ -162,7 +168,12 @@ IMPACT_END_FRACTION = 0.1
 IMPACT_MAX_DURATION = 0.005
 
 
-def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=1e-4, control_every=1, log_every=10,
+#: MuJoCo step of the experiments, s: every verdict (falls or not, hop count) is the same at a
+#: 4x smaller step (docs/HOPPER.md, "Step convergence"; test_hopper_steps.py).
+TIMESTEP = 1e-4
+
+
+def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=TIMESTEP, control_every=1, log_every=10,
         fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D):
     """Simulate ``exp`` for ``duration`` seconds (default: the experiment's); returns
     ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the viscoelastic floor's stiffness (N/m)

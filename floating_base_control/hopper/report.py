@@ -60,6 +60,8 @@ def summarize(exp, log, flows, meta):
         "touchdown_loss_per_contact_J": flows.touchdown / len(log.touchdowns) if log.touchdowns else None,
         "radial_spring_energy_at_liftoff_J": float(np.mean([h[4] for h in hops])) if hops else None,
         "max_out_of_plane_m": float(a["out_of_plane"].max()),
+        **thesis_energy_figures(flows, hops),
+        "contact_rule": exp.gains.contact_rule, "timestep_s": meta["timestep"],
         "initial_energy_J": meta["E0"], "final_energy_J": meta["E_end"],
         "gait_second_half": gait_statistics(log, hops, t[0] + 0.5 * (t[-1] - t[0])),
         "settings": {"gravity": exp.gravity, "floor": meta["floor"], "floor_K": meta["floor_K"],
@@ -70,6 +72,29 @@ def summarize(exp, log, flows, meta):
     if exp.robot == "revolute" and exp.name == "VI":
         summary["thesis_exp_vi_20s"] = THESIS_EXP_VI_FLOWS
     return results.plain(summary)
+
+
+def thesis_energy_figures(flows, hops):
+    """The energy figures of seed 003, Sect. 4.3.2 (Exp VI), defined as the thesis does:
+
+    * ``joint_work_full_J``: the work at "the power port of the joint torque", all of it,
+      the radial damper's share included (``energy_in_joint_J`` is without that share);
+    * ``external_work_J``: the base torque's work; ``radial_damping_J``: the radial damper's
+      dissipation;
+    * ``liftoff_spring_energy_J``: the radial spring's energy at lift-off, mean per hop;
+    * ``touchdown_angle_deg``: ``alpha_i,cf`` at touchdown, mean over the hops' landings;
+    * ``floor_residual_as_thesis_J``: the thesis' "floor dissipation after touchdown", computed as
+      it does, as the residual ``external + full joint work - touchdown - radial damping``.  The
+      full joint work already contains the damper's (negative) work, so this residual is the
+      floor's measured loss minus the damping and the stored energy change.
+    """
+    landings = [math.degrees(h[3]) for h in hops if not math.isnan(h[3])]
+    full = flows.joint - flows.damping
+    return {"joint_work_full_J": full, "external_work_J": flows.external,
+            "radial_damping_J": flows.damping,
+            "floor_residual_as_thesis_J": flows.external + full - flows.touchdown - flows.damping,
+            "liftoff_spring_energy_J": float(np.mean([h[4] for h in hops])) if hops else None,
+            "touchdown_angle_deg": float(np.mean(landings)) if landings else None}
 
 
 def gait_statistics(log, hops, t_from):

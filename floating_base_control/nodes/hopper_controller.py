@@ -15,6 +15,8 @@ stop, the timer sends the safe command.
 The gains are the fields of :class:`~floating_base_control.hopper.controller.HopperGains`,
 tunable live (validated by ``HopperGains`` itself, e.g. the contact hysteresis
 needs ``liftoff_force < touchdown_force``); the variant is fixed at start.
+``contact_rule`` picks stance/flight: ``foot_height`` (default; from the odometry and
+the encoders) or ``foot_force`` (the foot force topic).
 Lifecycle and safety: ``controller_base.py`` (the safe command is zero effort).
 """
 from dataclasses import fields

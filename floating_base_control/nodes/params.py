@@ -179,7 +179,7 @@ def _hopper_structural():
 
 def hopper_controller_params():
     """Parameters of ``hopper_controller``: the fields of ``HopperGains`` (live) and structure."""
-    from ..hopper.controller import VARIANTS, HopperGains
+    from ..hopper.controller import CONTACT_RULES, VARIANTS, HopperGains
     g = HopperGains()
     live = [
         ("K_r", (0.0, 1e5), "radial stiffness, eq. 4.16 (N/m)"),
@@ -191,9 +191,9 @@ def hopper_controller_params():
         ("alpha_des", (-1.5, 1.5), "polar set-point (rad)"),
         ("K_E", (0.0, 1e3), "energy pump gain, eq. 4.16 (N s/(J m))"),
         ("E_des", (0.0, 1e3), "desired mechanical energy (J)"),
-        ("touchdown_force", (0.0, 1e3), "stance begins above this foot force (N)"),
-        ("liftoff_force", (0.0, 1e3), "flight begins below this foot force (N)"),
-        ("min_phase_time", (0.0, 0.1), "a contact phase lasts at least this long (s)"),
+        ("touchdown_force", (0.0, 1e3), "contact_rule foot_force: stance begins above this foot force (N)"),
+        ("liftoff_force", (0.0, 1e3), "contact_rule foot_force: flight begins below this foot force (N)"),
+        ("min_phase_time", (0.0, 0.1), "contact_rule foot_force: a contact phase lasts at least this long (s)"),
     ]
     ro = dict(read_only=True)
     return _hopper_structural() + [
@@ -205,6 +205,10 @@ def hopper_controller_params():
         ParamSpec("autostart", True, "configure and activate at start", **ro),
         ParamSpec("timing_log", "", "if set: per-tick timing CSV written at shutdown", **ro),
         ParamSpec("energy_with_springs", g.energy_with_springs, "the energy E includes the virtual springs"),
+        ParamSpec("contact_rule", g.contact_rule, "stance/flight: foot_height (the foot at or below the floor, "
+                  "from odometry and forward kinematics; the thesis' floor flag) or foot_force (the foot "
+                  "force sensor with touchdown_force/liftoff_force hysteresis and min_phase_time)",
+                  choices=CONTACT_RULES),
         *[ParamSpec(name, float(getattr(g, name)), text, rng) for name, rng, text in live],
         ParamSpec("q_ref", g.q_ref, "variant III: shape where alpha_c = alpha_i,cf (rad or m); NaN: the "
                   "first measured shape"),
