@@ -22,23 +22,20 @@ from .controller import OrbitalController
 from ..control.shape import ShapeGains
 from ..dynamics.rel_matrices import reduced_shape_inertia
 from ..estimation.observer import ObserverGains
+from ..estimation.sampling import check_observer_sampling
 from ..lie import inv, log
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..sim.plant import MujocoPlant
 from .sensors import JointEncoders, PoseSensor
-
-#: A run is declared diverged (and stopped) beyond these; the joint error limit is added to
-#: the initial joint error.
-DIVERGENCE = {"joint_error_rad": 1.0, "observer_velocity_error": 1.0, "observer_pose_error": 1.0}
-#: "Converged" at the end of a run means below these (norms over the last second).
-CONVERGENCE = {"joint_error_deg": 0.1, "observer_pose_error": 1e-2, "observer_velocity_error": 1e-2}
+from . import verdicts
 
 
 @dataclass
 class OrbitalScenario:
     """Everything that defines a run (SI units unless the name says otherwise)."""
 
+    name: str = "ideal"                      #: "ideal" (this class's defaults) or "realistic"
     duration_s: float = 30.0
     compensation: str = "tau2"
     control_rate_hz: float = 1000.0
@@ -47,6 +44,8 @@ class OrbitalScenario:
     pose_rotation_noise: float = 1e-3        #: rad per axis
     pose_position_noise: float = 1e-3        #: m per axis
     pose_latency_s: float = 0.02
+    pose_attitude_bias: float = 0.0          #: rad per axis, standard deviation of a slowly varying bias
+    pose_position: bool = True               #: False: an attitude-only pose source (e.g. a star tracker)
     q_noise: float = 0.0                     #: rad
     qdot_noise: float = 1e-3                 #: rad/s
     mu0_omega_deg_s: tuple = (10.0, 1.14, 0.0)
@@ -58,6 +57,8 @@ class OrbitalScenario:
     observer: ObserverGains = field(default_factory=ObserverGains)
     model_mass_error: float = 0.0            #: relative error of the spacecraft's mass and inertia
     seed: int = 0
+    convergence_joint_error_deg: float = 0.1
+    observer_check: str = "error"            #: gains unstable at the pose rate: "error" or "warn" (to study it)
     log_rate_hz: float = 100.0
     urdf: Optional[str] = None               #: default: the orbital robot
     joint_dynamics: str = "urdf"             #: URDF joint damping/friction in the plant, or "ideal" (sim/plant.py)
@@ -76,11 +77,21 @@ def controller_model(scenario, urdf_path):
     return FloatingBaseModel.from_urdf_string(xml, source=f"{urdf_path} (controller)")
 
 
+def configuration_check(scenario, model):
+    """Check the observer gains against the pose rate (:mod:`~floating_base_control.estimation.sampling`)
+    with ``model``'s locked inertia at ``q0``; returns ``(SamplingCheck, verdict thresholds)``."""
+    sampling = check_observer_sampling(scenario.observer, model.locked_inertia(np.array(scenario.q0, dtype=float)),
+                                       1.0 / scenario.control_rate_hz, 1.0 / scenario.pose_rate_hz,
+                                       scenario.pose_latency_s, on_unstable=scenario.observer_check)
+    return sampling, verdicts.thresholds(scenario, sampling.natural_frequency)
+
+
 def run(scenario, progress=None):
     """Run the closed loop; returns ``(log, summary)`` (arrays per logged tick, and a dict)."""
     urdf_path = scenario.urdf or orbital_robot_urdf()
     truth_model = FloatingBaseModel.from_urdf(urdf_path)          # evaluation only
     model = controller_model(scenario, urdf_path)
+    sampling, limits = configuration_check(scenario, model)
     dt = 1.0 / scenario.control_rate_hz
     plant = MujocoPlant.from_urdf(urdf_path, truth_model, timestep=dt / scenario.sim_substeps,
                                   contacts=False, joint_dynamics=scenario.joint_dynamics)
@@ -114,7 +125,7 @@ def run(scenario, progress=None):
                 mu = truth_model.locked_velocity(q, V1, qdot)     # for the evaluation only: after the tick
             row = _evaluate(scenario, truth_model, controller, plant, out, t, g1, q, qdot, mu)
             log.append(row)
-            status = _divergence(row, out, log.rows[0]["dq_norm_deg"])
+            status = verdicts.divergence(row, out.tau, log.rows[0]["dq_norm_deg"], limits["divergence"])
             if status != "completed":
                 break
             if progress and i % (every * 500) == 0:
@@ -123,7 +134,7 @@ def run(scenario, progress=None):
             for _ in range(scenario.sim_substeps):
                 plant.step(out.tau)
     arrays = log.arrays()
-    return arrays, summarize(scenario, arrays, J0, status)
+    return arrays, summarize(scenario, arrays, J0, status, (sampling, limits))
 
 
 def _evaluate(scenario, model, controller, plant, out, t, g1, q, qdot, mu):
@@ -143,26 +154,17 @@ def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o
     else:
         eps, mu_e = np.full(6, np.nan), np.full(6, np.nan)
     dq = q - q_d
+    mu_e_parts = [np.linalg.norm(mu_e[:3]), np.linalg.norm(mu_e[3:])]
     kin = model.kinematics(q)
     W3 = 0.5 * qdot @ reduced_shape_inertia(kin) @ qdot
     W = 0.5 * eps @ L @ eps + 0.5 * mu_e @ kin.M_b @ mu_e + W3 + 0.5 * dq @ (stiffness * dq)
     return {"t": t, "q": q, "dq_norm_deg": np.rad2deg(np.linalg.norm(dq)), "qdot_norm": np.linalg.norm(qdot),
             "tau": tau, "tau_hat_1_norm": np.linalg.norm(tau_hat_1),
             "tau_hat_2_norm": np.linalg.norm(tau_hat_2), "eps_norm": np.linalg.norm(eps),
-            "mu_e_norm": np.linalg.norm(mu_e), "mu": mu, "mu_hat_o": mu_hat_o,
+            "mu_e_norm": np.linalg.norm(mu_e), "eps_rot_norm": np.linalg.norm(eps[:3]),
+            "eps_pos_norm": np.linalg.norm(eps[3:]), "mu_e_omega_norm": mu_e_parts[0], "mu_e_v_norm": mu_e_parts[1],
+            "qdot": qdot, "mu": mu, "mu_hat_o": mu_hat_o,
             "momentum": momentum, "W": W, "W3": W3, "saturated": saturated}
-
-
-def _divergence(row, out, initial_dq_deg):
-    if not (np.isfinite(out.tau).all() and np.isfinite(row["q"]).all()):
-        return "diverged: non-finite state or torque"
-    if np.deg2rad(row["dq_norm_deg"] - initial_dq_deg) > DIVERGENCE["joint_error_rad"]:
-        return f"diverged: joint error {row['dq_norm_deg']:.1f} deg"
-    if row["mu_e_norm"] > DIVERGENCE["observer_velocity_error"]:
-        return f"diverged: observer velocity error {row['mu_e_norm']:.3g}"
-    if row["eps_norm"] > DIVERGENCE["observer_pose_error"]:
-        return f"diverged: observer pose error {row['eps_norm']:.3g}"
-    return "completed"
 
 
 class Log:
@@ -182,8 +184,11 @@ def total_variation(x):
     return float(np.abs(np.diff(x)).sum())
 
 
-def summarize(scenario, log, J0, status):
-    """The numbers of ``summary.json``; "final" values are means over the last second."""
+def summarize(scenario, log, J0, status, check=None):
+    """The numbers of ``summary.json``; "final" values are means over the last second.  ``check``:
+    :func:`configuration_check`'s result (default: computed with the plant's URDF)."""
+    sampling, limits = check or configuration_check(
+        scenario, FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf()))
     t = log["t"]
     last = t >= t[-1] - 1.0
     drift = np.abs(log["momentum"] - J0).max(axis=1) / np.abs(J0).max()
@@ -192,10 +197,11 @@ def summarize(scenario, log, J0, status):
         "final_observer_pose_error": float(np.nanmean(log["eps_norm"][last])),
         "final_observer_velocity_error": float(np.nanmean(log["mu_e_norm"][last])),
     }
+    for key, name, _ in verdicts.QUANTITIES:
+        final[f"final_{name}"] = float(np.nanmean(log[key][last])) if limits["convergence"][name] is not None else None
+    verdict = verdicts.convergence(final, limits["convergence"])
     converged = (status == "completed" and t[-1] >= scenario.duration_s - 1e-9
-                 and final["final_joint_error_deg"] < CONVERGENCE["joint_error_deg"]
-                 and final["final_observer_pose_error"] < CONVERGENCE["observer_pose_error"]
-                 and final["final_observer_velocity_error"] < CONVERGENCE["observer_velocity_error"])
+                 and all(v is not False for v in verdict.values()))
     after_first_second = t >= 1.0
     return {
         **final,
@@ -206,12 +212,16 @@ def summarize(scenario, log, J0, status):
         "pose_rate_hz": scenario.pose_rate_hz,
         "status": status,
         "converged": bool(converged),
-        "convergence_thresholds": CONVERGENCE,
+        "verdicts": verdict,
+        "convergence_thresholds": limits["convergence"],
+        "divergence_thresholds": limits["divergence"],
+        "observer_sampling": sampling._asdict(),
         "tau_hat_total_variation_ratio": total_variation(log["tau_hat_1_norm"][after_first_second])
         / max(total_variation(log["tau_hat_2_norm"][after_first_second]), 1e-300),
         "final_tau_hat_1_norm": float(log["tau_hat_1_norm"][last].mean()),
         "final_tau_hat_2_norm": float(log["tau_hat_2_norm"][last].mean()),
         "torque_saturated_fraction": float(np.mean(log["saturated"])),
         "initial_momentum": J0.tolist(),
-        "scenario": scenario.to_dict(),
+        "scenario": scenario.name,
+        "scenario_parameters": scenario.to_dict(),
     }
