@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import urdf_loader
 from .controller import OrbitalController
+from ..control.limits import LimitMonitor
 from ..control.shape import ShapeGains
 from ..dynamics.rel_matrices import reduced_shape_inertia
 from ..estimation.observer import ObserverGains
@@ -26,6 +27,7 @@ from ..estimation.sampling import check_observer_sampling
 from ..lie import inv, log
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
+from ..validation import InputError
 from ..sim.plant import MujocoPlant
 from .sensors import JointEncoders, PoseSensor
 from . import verdicts
@@ -54,6 +56,7 @@ class OrbitalScenario:
     q_d: tuple = (0.3, -0.5, -0.3, -2.05, 0.3, 1.25, 1.1)
     stiffness: tuple = (30.0, 30.0, 20.0, 20.0, 5.0, 5.0, 2.0)
     damping: tuple = (3.0, 3.0, 1.0, 1.0, 0.2, 0.2, 0.05)
+    integral_time_s: float = 0.0             #: T_i of PD + I (K_i = K / T_i, control/task.py); 0: PD only
     observer: ObserverGains = field(default_factory=ObserverGains)
     model_mass_error: float = 0.0            #: relative error of the spacecraft's mass and inertia
     seed: int = 0
@@ -77,6 +80,13 @@ def controller_model(scenario, urdf_path):
     return FloatingBaseModel.from_urdf_string(xml, source=f"{urdf_path} (controller)")
 
 
+def integral_gains(scenario):
+    """``K_i = K / T_i`` (``None``: no integral action)."""
+    if scenario.integral_time_s < 0:
+        raise InputError(f"integral_time_s must be >= 0, got {scenario.integral_time_s}")
+    return np.array(scenario.stiffness) / scenario.integral_time_s if scenario.integral_time_s else None
+
+
 def configuration_check(scenario, model):
     """Check the observer gains against the pose rate (:mod:`~floating_base_control.estimation.sampling`)
     with ``model``'s locked inertia at ``q0``; returns ``(SamplingCheck, verdict thresholds)``."""
@@ -98,7 +108,7 @@ def run(scenario, progress=None):
     encoders = JointEncoders(scenario.q_noise, scenario.qdot_noise, seed=scenario.seed * 2 + 1)
     pose_sensor = PoseSensor(scenario.pose_rate_hz, scenario.pose_rotation_noise,
                              scenario.pose_position_noise, scenario.pose_latency_s, seed=scenario.seed * 2 + 2)
-    gains = ShapeGains(scenario.stiffness, scenario.damping)
+    gains = ShapeGains(scenario.stiffness, scenario.damping, integral_gains(scenario))
     controller = OrbitalController(model, scenario.q_d, gains, scenario.observer, scenario.compensation)
     q0 = np.array(scenario.q0, dtype=float)
     mu0 = np.r_[np.deg2rad(scenario.mu0_omega_deg_s), scenario.mu0_v]
@@ -109,6 +119,7 @@ def run(scenario, progress=None):
     status = "completed"
     truth_fed = scenario.compensation == "truth"
     J0 = plant.momentum()
+    monitor = LimitMonitor(truth_model.position_limits, truth_model.velocity_limits)
     for i in range(ticks + 1):
         t = i * dt
         logged = i % every == 0 or i == ticks
@@ -120,6 +131,7 @@ def run(scenario, progress=None):
         mu = truth_model.locked_velocity(q, V1, qdot) if truth_fed else None
         q_m, qdot_m = encoders.read(q, qdot)
         out = controller.step(t, q_m, qdot_m, pose_sensor.deliver(t), mu_true=mu)
+        monitor.update(q, qdot, out.saturated)
         if logged:
             if mu is None:
                 mu = truth_model.locked_velocity(q, V1, qdot)     # for the evaluation only: after the tick
@@ -134,7 +146,7 @@ def run(scenario, progress=None):
             for _ in range(scenario.sim_substeps):
                 plant.step(out.tau)
     arrays = log.arrays()
-    return arrays, summarize(scenario, arrays, J0, status, (sampling, limits))
+    return arrays, summarize(scenario, arrays, J0, status, (sampling, limits), monitor)
 
 
 def _evaluate(scenario, model, controller, plant, out, t, g1, q, qdot, mu):
@@ -184,11 +196,18 @@ def total_variation(x):
     return float(np.abs(np.diff(x)).sum())
 
 
-def summarize(scenario, log, J0, status, check=None):
+def summarize(scenario, log, J0, status, check=None, monitor=None):
     """The numbers of ``summary.json``; "final" values are means over the last second.  ``check``:
-    :func:`configuration_check`'s result (default: computed with the plant's URDF)."""
-    sampling, limits = check or configuration_check(
-        scenario, FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf()))
+    :func:`configuration_check`'s result, ``monitor``: the :class:`LimitMonitor` of every tick (default:
+    both from the plant's URDF, the monitor over the logged rows)."""
+    if check is None or monitor is None:
+        model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
+        check = check or configuration_check(scenario, model)
+        if monitor is None:
+            monitor = LimitMonitor(model.position_limits, model.velocity_limits)
+            for q, qdot, saturated in zip(log["q"], log["qdot"], log["saturated"]):
+                monitor.update(q, qdot, saturated)
+    sampling, limits = check
     t = log["t"]
     last = t >= t[-1] - 1.0
     drift = np.abs(log["momentum"] - J0).max(axis=1) / np.abs(J0).max()
@@ -221,6 +240,7 @@ def summarize(scenario, log, J0, status, check=None):
         "final_tau_hat_1_norm": float(log["tau_hat_1_norm"][last].mean()),
         "final_tau_hat_2_norm": float(log["tau_hat_2_norm"][last].mean()),
         "torque_saturated_fraction": float(np.mean(log["saturated"])),
+        **monitor.report(),
         "initial_momentum": J0.tolist(),
         "scenario": scenario.name,
         "scenario_parameters": scenario.to_dict(),
