@@ -96,6 +96,9 @@ def scenario_overrides(scenario, joint_names):
     ``model_mass_error``) and the controller never sees the simulator's ``mu``
     (no ``truth`` compensation).
     """
+    if scenario.name != "ideal":
+        raise ValueError("over ROS 2 only the ideal scenario runs (mujoco_sim has no friction, encoder or "
+                         "star-tracker models): run the realistic one without --ros")
     if scenario.model_mass_error or scenario.compensation == "truth":
         raise ValueError("over ROS 2 the controller uses the plant's URDF and no ground truth: "
                          "--mass-error and --compensation truth are ROS-free options")

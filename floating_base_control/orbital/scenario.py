@@ -28,6 +28,7 @@ from ..lie import inv, log
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..validation import InputError
+from ..sim.friction import SigmoidFriction
 from ..sim.plant import MujocoPlant
 from .sensors import JointEncoders, PoseSensor
 from . import verdicts
@@ -47,9 +48,16 @@ class OrbitalScenario:
     pose_position_noise: float = 1e-3        #: m per axis
     pose_latency_s: float = 0.02
     pose_attitude_bias: float = 0.0          #: rad per axis, standard deviation of a slowly varying bias
+    pose_bias_time_s: float = 600.0          #: correlation time of that bias
     pose_position: bool = True               #: False: an attitude-only pose source (e.g. a star tracker)
+    pose_rate_jitter: float = 0.0            #: relative jitter of the sample period
+    pose_latency_jitter_s: float = 0.0       #: extra latency, uniform in [0, this]
+    pose_dropout: float = 0.0                #: probability that a pose sample is lost
     q_noise: float = 0.0                     #: rad
     qdot_noise: float = 1e-3                 #: rad/s
+    encoder_resolution: float = 0.0          #: rad; > 0: quantized q, qdot by filtered differentiation
+    velocity_filter_hz: float = 50.0         #: cut-off of that differentiation's filter
+    friction_scale: tuple = ()               #: () no joint friction; else Gaz et al. 2019's, scaled per joint
     mu0_omega_deg_s: tuple = (10.0, 1.14, 0.0)
     mu0_v: tuple = (0.0, 0.0, 0.0)
     q0: tuple = (-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6)
@@ -59,6 +67,7 @@ class OrbitalScenario:
     integral_time_s: float = 0.0             #: T_i of PD + I (K_i = K / T_i, control/task.py); 0: PD only
     observer: ObserverGains = field(default_factory=ObserverGains)
     model_mass_error: float = 0.0            #: relative error of the spacecraft's mass and inertia
+    model_dispersion: bool = False           #: controller's model drawn from ``seed`` (``orbital/realistic.py``)
     seed: int = 0
     convergence_joint_error_deg: float = 0.1
     observer_check: str = "error"            #: gains unstable at the pose rate: "error" or "warn" (to study it)
@@ -71,10 +80,13 @@ class OrbitalScenario:
 
 
 def controller_model(scenario, urdf_path):
-    """The controller's model: the plant's URDF, with the spacecraft's mass and inertia off
-    by ``model_mass_error`` if asked (robustness to model error)."""
+    """The controller's model: the plant's URDF, with every link's inertial drawn within the realistic
+    bounds (``model_dispersion``) and the spacecraft's mass and inertia off by ``model_mass_error``."""
+    from .realistic import perturbed_urdf
     with open(urdf_path) as f:
         xml = f.read()
+    if scenario.model_dispersion:
+        xml = perturbed_urdf(xml, scenario.seed)
     if scenario.model_mass_error:
         xml = urdf_loader.scale_link_inertial(xml, None, 1.0 + scenario.model_mass_error)
     return FloatingBaseModel.from_urdf_string(xml, source=f"{urdf_path} (controller)")
@@ -105,9 +117,16 @@ def run(scenario, progress=None):
     dt = 1.0 / scenario.control_rate_hz
     plant = MujocoPlant.from_urdf(urdf_path, truth_model, timestep=dt / scenario.sim_substeps,
                                   contacts=False, joint_dynamics=scenario.joint_dynamics)
-    encoders = JointEncoders(scenario.q_noise, scenario.qdot_noise, seed=scenario.seed * 2 + 1)
+    if scenario.friction_scale:
+        plant.friction = SigmoidFriction(scale=tuple(scenario.friction_scale))
+    encoders = JointEncoders(scenario.q_noise, scenario.qdot_noise, seed=scenario.seed * 2 + 1,
+                             resolution=scenario.encoder_resolution, dt=dt,
+                             velocity_filter_hz=scenario.velocity_filter_hz)
     pose_sensor = PoseSensor(scenario.pose_rate_hz, scenario.pose_rotation_noise,
-                             scenario.pose_position_noise, scenario.pose_latency_s, seed=scenario.seed * 2 + 2)
+                             scenario.pose_position_noise, scenario.pose_latency_s, seed=scenario.seed * 2 + 2,
+                             attitude_bias=scenario.pose_attitude_bias, bias_time_s=scenario.pose_bias_time_s,
+                             position=scenario.pose_position, rate_jitter=scenario.pose_rate_jitter,
+                             latency_jitter_s=scenario.pose_latency_jitter_s, dropout=scenario.pose_dropout)
     gains = ShapeGains(scenario.stiffness, scenario.damping, integral_gains(scenario))
     controller = OrbitalController(model, scenario.q_d, gains, scenario.observer, scenario.compensation)
     q0 = np.array(scenario.q0, dtype=float)
