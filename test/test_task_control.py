@@ -108,3 +108,11 @@ def test_a_setpoint_near_a_limit_is_reached_within_position_and_velocity_limits(
     assert summary["max_velocity_limit_overrun_rad_s"] == 0.0
     assert max(summary["max_velocity_limit_ratio"]) < 0.8
     assert min(summary["min_position_limit_margin_rad"]) > 0.0
+
+
+def test_integral_action_is_a_live_ranged_node_parameter(model):
+    from floating_base_control.nodes.params import controller_params
+    specs = {s.name: s for s in controller_params(model.joint_names, model.position_limits, model.effort_limits)}
+    for j in model.joint_names:
+        spec = specs[f"integral.{j}"]
+        assert spec.default == 0.0 and spec.range == (0.0, 1000.0) and not spec.read_only

@@ -74,8 +74,8 @@ def run(args):
                        for i, c in todo]
             bar = ProgressBar(len(todo))
             for future in as_completed(futures):
-                row, wall_s = future.result()
-                store.append(row, wall_s)
+                row, timing = future.result()
+                store.append(row, timing)
                 bar.update(f"run {row['run']} {row['controller']}: {row['final_joint_error_deg']:.3g} deg")
         if cluster is not None:
             cluster.close()
@@ -84,7 +84,7 @@ def run(args):
     summary = mc.summarize_campaign(rows, args.runs, args.scenario, args.seed, controllers)
     summary["wall_time_s"] = wall
     summary["runs_this_session"] = len(todo)
-    summary["per_run_wall_s_mean"] = _mean_wall(store)
+    summary["per_run_mean"] = store.mean_timing()
     summary["duration_s"] = args.duration
     (Path(args.out) / "campaign.json").write_text(json.dumps(summary, indent=2))
     table = mc.markdown_table(summary)
@@ -92,13 +92,6 @@ def run(args):
     mc.plot_cdfs(args.out, rows, controllers)
     print(table)
     print(f"wall time {wall:.1f} s for {len(todo)} runs; rows in {args.out}/runs.jsonl, campaign.json, cdf_*.png")
-
-
-def _mean_wall(store):
-    if not store.timing.exists():
-        return None
-    walls = [json.loads(line)["wall_s"] for line in store.timing.read_text().splitlines() if line.strip()]
-    return sum(walls) / len(walls) if walls else None
 
 
 class ProgressBar:

@@ -97,7 +97,8 @@ def limit_potential_gradient(q, position_limits, stiffness, margin):
 
 class TaskController:
     """The extended eq. 52 with its state (reference, integral).  The first call, and any call after a gap of
-    more than ``restart_after_s`` (or with time going back), starts the reference at the measured ``q``."""
+    more than ``restart_after_s`` (or with time going back), starts the reference at the measured ``q`` at rest
+    and the integral at zero."""
 
     def __init__(self, position_limits, velocity_limits, effort_limits, limits=None, restart_after_s=0.1):
         self.position_limits = np.asarray(position_limits, dtype=float)
@@ -118,11 +119,6 @@ class TaskController:
         self._e = np.zeros(n)
         self._dt = 0.0
 
-    def reset(self):
-        """Forget the reference and the integral (the next call starts at the measured position)."""
-        self.t = None
-        self.z[:] = 0.0
-
     def target(self, q_d):
         """Where the reference goes: ``q_d`` kept out of the limit margins."""
         lo, hi = self.position_limits.T
@@ -131,8 +127,8 @@ class TaskController:
     def torque(self, t, q, qdot, q_d, gains):
         """``tau_c`` of the extended eq. 52 at time ``t``; ``gains`` is a :class:`~.shape.ShapeGains`."""
         dt = None if self.t is None else t - self.t
-        if dt is None or dt <= 0 or dt > self.restart_after_s:
-            self.q_r[:], self.qdot_r[:], dt = q, 0.0, 0.0
+        if dt is None or dt <= 0 or dt > self.restart_after_s:     # bumpless (re)start, no stale integral
+            self.q_r[:], self.qdot_r[:], self.z[:], dt = q, 0.0, 0.0, 0.0
         else:
             reference_step(self.q_r, self.qdot_r, self.target(q_d), self.limits.speed_fraction * self.v_max,
                            self.limits.acceleration, dt)

@@ -52,11 +52,11 @@ def campaign_scenario(scenario, seed, controller, duration_s=None, pose_position
 
 
 def campaign_row(scenario, index, seed, controller, duration_s=None, pose_position=None):
-    """Run ``index`` (seed ``seed``) with ``controller``; returns ``(row, wall seconds)``."""
+    """Run ``index`` (seed ``seed``) with ``controller``; returns ``(row, {"wall_s", "cpu_s"})``."""
     import warnings
     from .scenario import run
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, s = run(campaign_scenario(scenario, seed, controller, duration_s, pose_position))
@@ -70,7 +70,7 @@ def campaign_row(scenario, index, seed, controller, duration_s=None, pose_positi
            "min_position_limit_margin_rad": min(s["min_position_limit_margin_rad"]),
            "torque_saturated_fraction": s["torque_saturated_fraction"],
            "mu0_omega_deg_s": list(s["scenario_parameters"]["mu0_omega_deg_s"])}
-    return row, time.perf_counter() - start
+    return row, {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
 
 
 class RowStore:
@@ -97,11 +97,19 @@ class RowStore:
     def done(self):
         return {(r["run"], r["controller"]) for r in self.rows()}
 
-    def append(self, row, wall_s):
+    def append(self, row, timing):
         with open(self.runs, "a") as f:
             f.write(json.dumps(row) + "\n")
         with open(self.timing, "a") as f:
-            f.write(json.dumps({"run": row["run"], "controller": row["controller"], "wall_s": wall_s}) + "\n")
+            f.write(json.dumps({"run": row["run"], "controller": row["controller"], **timing}) + "\n")
+
+    def mean_timing(self):
+        """Mean ``wall_s`` and ``cpu_s`` per run over ``timing.jsonl`` (None before the first run)."""
+        if not self.timing.exists():
+            return None
+        lines = [json.loads(line) for line in self.timing.read_text().splitlines() if line.strip()]
+        return {k: float(np.mean([t[k] for t in lines if k in t])) for k in ("wall_s", "cpu_s")
+                if any(k in t for t in lines)} or None
 
 
 def percentiles(values):
