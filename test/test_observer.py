@@ -134,7 +134,7 @@ def test_controller_inputs_are_checked_against_the_model(orbital):
     with pytest.raises(InputError, match=r"q_d must have shape \(7,\), got \(3,\)"):
         OrbitalController(orbital, np.zeros(3), gains)
     with pytest.raises(InputError, match=r"shape gains need one value per joint \(7\)"):
-        OrbitalController(orbital, np.zeros(n), ShapeGains([1.0, 1.0], [1.0, 1.0]))
+        OrbitalController(orbital, SCENARIO.q_d, ShapeGains([1.0, 1.0], [1.0, 1.0]))
     ctrl = OrbitalController(orbital, SCENARIO.q_d, gains, compensation="truth")
     with pytest.raises(InputError, match="compensation 'truth' needs mu_true"):
         ctrl.step(0.0, np.zeros(n), np.zeros(n))
