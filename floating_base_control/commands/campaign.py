@@ -10,7 +10,6 @@ heavier runtime; a home-made pool would not reach a cluster.)
 The default cluster is local: ``W`` worker processes of one thread, every
 socket bound to 127.0.0.1 (scheduler, workers and nannies), no dashboard.
 """
-import json
 import sys
 import time
 from pathlib import Path
@@ -50,6 +49,7 @@ def run(args):
     from distributed import Client, as_completed
 
     from ..orbital import campaign as mc
+    from ..results import write_json
     from ..control.task import controller_options
 
     controllers = [c for c in args.controllers.split(",") if c]
@@ -86,7 +86,7 @@ def run(args):
     summary["runs_this_session"] = len(todo)
     summary["per_run_mean"] = store.mean_timing()
     summary["duration_s"] = args.duration
-    (Path(args.out) / "campaign.json").write_text(json.dumps(summary, indent=2))
+    write_json(Path(args.out) / "campaign.json", summary)
     table = mc.markdown_table(summary)
     (Path(args.out) / "table.md").write_text(table)
     mc.plot_cdfs(args.out, rows, controllers)

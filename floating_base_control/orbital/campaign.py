@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..control.task import controller_options
+from ..results import plain, pyplot
 from ..validation import InputError
 
 SCENARIOS = ("ideal", "realistic")
@@ -70,7 +71,7 @@ def campaign_row(scenario, index, seed, controller, duration_s=None, pose_positi
            "min_position_limit_margin_rad": min(s["min_position_limit_margin_rad"]),
            "torque_saturated_fraction": s["torque_saturated_fraction"],
            "mu0_omega_deg_s": list(s["scenario_parameters"]["mu0_omega_deg_s"])}
-    return row, {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
+    return plain(row), {"wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
 
 
 class RowStore:
@@ -99,7 +100,7 @@ class RowStore:
 
     def append(self, row, timing):
         with open(self.runs, "a") as f:
-            f.write(json.dumps(row) + "\n")
+            f.write(json.dumps(plain(row), allow_nan=False) + "\n")
         with open(self.timing, "a") as f:
             f.write(json.dumps({"run": row["run"], "controller": row["controller"], **timing}) + "\n")
 
@@ -156,10 +157,7 @@ def markdown_table(campaign):
 
 def plot_cdfs(out, rows, controllers, threshold_deg=0.1):
     """``cdf_final_joint_error.png`` (all controllers) and ``cdf_<controller>.png`` (one each)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     out = Path(out)
     files = []
     series = {c: np.sort([r["final_joint_error_deg"] for r in rows if r["controller"] == c]) for c in controllers}
