@@ -87,7 +87,6 @@ KEYS = ["final_joint_error_deg", "final_observer_pose_error", "final_observer_ve
 def run_orbital(args):
     from ..orbital import report
     from ..orbital import scenario as orbital
-
     from ..orbital.campaign import INTEGRAL_TIME_S, campaign_scenario
 
     if args.duration is not None and args.duration <= 0:
