@@ -54,6 +54,8 @@ class TaskLimits:
     margin: float = 0.1                #: m: the limit potential starts this far inside each limit, rad
     guard_fraction: float = 0.8        #: f_g: velocity damping starts at this fraction of the limit
     integral_clamp: float = 0.1        #: |K_i z| <= this fraction of the effort limit
+    shaping: bool = True               #: False: eq. 52 as published (q_r = q_d, no limit terms), e.g. to
+                                       #: replay traces recorded before these terms existed
 
 
 def check_setpoint(q_d, position_limits):
@@ -133,6 +135,9 @@ class TaskController:
             reference_step(self.q_r, self.qdot_r, self.target(q_d), self.limits.speed_fraction * self.v_max,
                            self.limits.acceleration, dt)
         self.t, self._dt = t, dt
+        if not self.limits.shaping:
+            self._e = q - q_d
+            return task_torque(q, qdot, q_d, gains) - gains.integral * self.z
         self._e = q - self.q_r
         over = np.maximum(np.abs(qdot) - self.limits.guard_fraction * self.v_max, 0.0)
         return (task_torque(q, qdot - self.qdot_r, self.q_r, gains) - gains.integral * self.z
