@@ -153,7 +153,7 @@ def test_a_late_sample_is_carried_forward_by_the_stored_increments(orbital, rng)
     """Carrying a sample forward with the prediction's odometry (one lookup) equals applying every
     stored increment since the sample was taken, the partial one included (the direct sum over
     the history), for stamps inside an interval, on a tick, older than the history and in the future."""
-    ctrl = OrbitalController(orbital, np.zeros(orbital.n), ShapeGains(np.ones(orbital.n), np.ones(orbital.n)))
+    ctrl = OrbitalController(orbital, SCENARIO.q_d, ShapeGains(np.ones(orbital.n), np.ones(orbital.n)))
     obs = ctrl.observer
     obs.history_s = 0.05
     obs.initialize(np.eye(4), np.r_[0.2, -0.1, 0.3, 0.05, 0.0, -0.02], 0.0)
