@@ -38,7 +38,7 @@ setup(
         "mujoco>=3.0",
         "matplotlib>=3.6",
     ],
-    extras_require={"test": ["pytest>=7"]},
+    extras_require={"test": ["pytest>=7"], "campaign": ["dask>=2024.1", "distributed>=2024.1"]},
     zip_safe=True,
     options=COLCON_OPTIONS if {"develop", "install"} & set(sys.argv) else {},
     maintainer="floating_base_control developers",

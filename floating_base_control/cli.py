@@ -6,10 +6,10 @@ listed in ``COMMANDS``.
 import argparse
 import sys
 
-from .commands import ccf, demo, gait, inspect, integrability, sweep
+from .commands import campaign, ccf, demo, gait, inspect, integrability, sweep
 from .validation import FloatingBaseError
 
-COMMANDS = [inspect, demo, sweep, gait, ccf, integrability]
+COMMANDS = [inspect, demo, sweep, campaign, gait, ccf, integrability]
 
 
 def main(argv=None):

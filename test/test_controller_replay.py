@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from floating_base_control.control.shape import ShapeGains
+from floating_base_control.control.task import TaskController, TaskLimits
 from floating_base_control.orbital.controller import OrbitalController
 from floating_base_control.orbital.scenario import OrbitalScenario
 
@@ -24,6 +25,13 @@ def pose(row):
     return g
 
 
+def published_eq_52(ctrl, model):
+    """The task torque of eq. 52 as published: the trace predates the reference shaping and limit terms
+    of ``control/task.py`` (issue 15)."""
+    ctrl.task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits,
+                               TaskLimits(shaping=False))
+
+
 @pytest.fixture(scope="module")
 def replay(orbital):
     """The recorded outputs and the replayed ones, every 10th tick."""
@@ -31,6 +39,7 @@ def replay(orbital):
     scenario = OrbitalScenario()
     ctrl = OrbitalController(orbital, scenario.q_d, ShapeGains(scenario.stiffness, scenario.damping),
                              scenario.observer, scenario.compensation)
+    published_eq_52(ctrl, orbital)
     samples = {}
     for row in rec["poses"]:
         samples.setdefault(int(row[0]), []).append((row[1], row[2], pose(row[3:])))
@@ -108,6 +117,7 @@ def test_each_compensation_adds_its_eq_45_torque_from_the_rel_terms(orbital, com
     scenario = OrbitalScenario()
     gains = ShapeGains(scenario.stiffness, scenario.damping)
     ctrl = OrbitalController(orbital, scenario.q_d, gains, scenario.observer, compensation)
+    published_eq_52(ctrl, orbital)
     first = rec["poses"][0]
     mu_true = np.r_[np.deg2rad(scenario.mu0_omega_deg_s), 0.05, -0.02, 0.01]
     ctrl.observer.initialize(pose(first[3:]), mu_true * 0.9, first[1])

@@ -111,7 +111,7 @@ def test_a_hold_is_never_integrated_and_a_diverged_estimate_starts_over(orbital)
     """After a hold (unusable joint states) the observer integrates no interval with rates
     from outside it: the tick after the hold only moves its time.  A non-finite estimate is
     dropped at the next hold and the next pose sample initializes the observer again."""
-    ctrl = OrbitalController(orbital, np.zeros(orbital.n), ShapeGains(np.ones(orbital.n), np.ones(orbital.n)))
+    ctrl = OrbitalController(orbital, SCENARIO.q_d, ShapeGains(np.ones(orbital.n), np.ones(orbital.n)))
     q, qdot = np.full(orbital.n, 0.3), np.full(orbital.n, 0.1)
     ctrl.step(0.00, q, qdot, [(0.0, np.eye(4))])
     ctrl.step(0.01, q, qdot)
@@ -134,8 +134,8 @@ def test_controller_inputs_are_checked_against_the_model(orbital):
     with pytest.raises(InputError, match=r"q_d must have shape \(7,\), got \(3,\)"):
         OrbitalController(orbital, np.zeros(3), gains)
     with pytest.raises(InputError, match=r"shape gains need one value per joint \(7\)"):
-        OrbitalController(orbital, np.zeros(n), ShapeGains([1.0, 1.0], [1.0, 1.0]))
-    ctrl = OrbitalController(orbital, np.zeros(n), gains, compensation="truth")
+        OrbitalController(orbital, SCENARIO.q_d, ShapeGains([1.0, 1.0], [1.0, 1.0]))
+    ctrl = OrbitalController(orbital, SCENARIO.q_d, gains, compensation="truth")
     with pytest.raises(InputError, match="compensation 'truth' needs mu_true"):
         ctrl.step(0.0, np.zeros(n), np.zeros(n))
     with pytest.raises(InputError, match="torque_limits must be > 0"):
@@ -153,7 +153,7 @@ def test_a_late_sample_is_carried_forward_by_the_stored_increments(orbital, rng)
     """Carrying a sample forward with the prediction's odometry (one lookup) equals applying every
     stored increment since the sample was taken, the partial one included (the direct sum over
     the history), for stamps inside an interval, on a tick, older than the history and in the future."""
-    ctrl = OrbitalController(orbital, np.zeros(orbital.n), ShapeGains(np.ones(orbital.n), np.ones(orbital.n)))
+    ctrl = OrbitalController(orbital, SCENARIO.q_d, ShapeGains(np.ones(orbital.n), np.ones(orbital.n)))
     obs = ctrl.observer
     obs.history_s = 0.05
     obs.initialize(np.eye(4), np.r_[0.2, -0.1, 0.3, 0.05, 0.0, -0.02], 0.0)

@@ -2,9 +2,14 @@
 import json
 
 import numpy as np
+import pytest
 
 from floating_base_control.cli import main
 from floating_base_control.estimation.observer import ObserverGains
+from floating_base_control.estimation.sampling import ObserverGainWarning, check_observer_sampling, sampling_check
+from floating_base_control.model import FloatingBaseModel
+from floating_base_control.resources import orbital_robot_urdf
+from floating_base_control.validation import InputError
 from floating_base_control.lie import log
 from floating_base_control.orbital import scenario as orbital
 from floating_base_control.orbital.sensors import PoseSensor
@@ -36,7 +41,10 @@ def test_short_closed_loop_run():
 
 def test_a_diverging_run_is_detected_and_reported():
     unstable = ObserverGains(k=2.0, l_rot=1e8, l_trans=1e8)     # far beyond the Euler step's limit
-    _, summary = orbital.run(orbital.OrbitalScenario(duration_s=5.0, observer=unstable))
+    with pytest.raises(InputError, match="unstable"):             # refused at configuration ...
+        orbital.run(orbital.OrbitalScenario(duration_s=5.0, observer=unstable))
+    with pytest.warns(ObserverGainWarning):                        # ... and if run anyway, stopped
+        _, summary = orbital.run(orbital.OrbitalScenario(duration_s=5.0, observer=unstable, observer_check="warn"))
     assert summary["status"].startswith("diverged")
     assert summary["duration_s"] < 5.0 and not summary["converged"]
 
@@ -53,3 +61,38 @@ def test_demo_command_writes_the_report(tmp_path, capsys):
     assert (tmp_path / "fig6_convergence.png").stat().st_size > 10_000
     assert (tmp_path / "errors.png").stat().st_size > 10_000
     assert "final_joint_error_deg" in capsys.readouterr().out
+
+
+def test_no_false_alarm_at_start_up_with_a_64_deg_s_tumble():
+    """mu_hat starts at zero, so the observer's velocity error starts at |mu(0)| = 1.12 rad/s: the former
+    mixed-unit threshold (1, rad/s and m/s together) stopped this run at 0.02 s as "diverged"."""
+    tumble = orbital.OrbitalScenario(duration_s=0.3, mu0_omega_deg_s=(64.0, 0.0, 0.0))
+    log_, summary = orbital.run(tumble)
+    assert log_["mu_e_omega_norm"][2] > 1.0                  # what the old verdict called a divergence
+    assert summary["status"] == "completed" and summary["duration_s"] >= 0.3 - 1e-9
+    assert summary["divergence_thresholds"]["observer_angular_velocity_error_rad_s"] > 2 * np.deg2rad(64.0)
+
+
+def test_verdicts_judge_rotation_translation_and_joints_separately():
+    _, summary = orbital.run(orbital.OrbitalScenario(duration_s=1.2))
+    assert set(summary["verdicts"]) == {"joints", "rotation", "translation"}
+    thresholds = summary["convergence_thresholds"]
+    assert thresholds["observer_attitude_error_rad"] > 5 * np.sqrt(3) * 1e-3       # scales with 1 mrad noise
+    assert summary["final_observer_attitude_error_rad"] < summary["final_observer_pose_error"]
+    attitude_only = orbital.verdicts.thresholds(orbital.OrbitalScenario(pose_position=False), 1.0)
+    assert attitude_only["convergence"]["observer_position_error_m"] is None
+
+
+def test_observer_gains_are_checked_against_the_pose_rate():
+    """Ten times the default stiffness diverges with a pose at 1-2 Hz (seen in closed loop) and is fine at
+    10 Hz; the configuration check says so before a run starts."""
+    stiff = ObserverGains(k=2.0, l_rot=700.0, l_trans=3000.0)
+    for rate in (1.0, 2.0):
+        with pytest.raises(InputError, match="unstable with a pose every"):
+            orbital.run(orbital.OrbitalScenario(duration_s=0.1, pose_rate_hz=rate, observer=stiff))
+    model = FloatingBaseModel.from_urdf(orbital_robot_urdf())
+    M_b = model.locked_inertia(np.array(orbital.OrbitalScenario().q0))
+    assert sampling_check(stiff, M_b, 1e-3, 0.1).radius < 1.0
+    assert sampling_check(ObserverGains(), M_b, 1e-3, 1.0).radius < 1.0
+    with pytest.warns(ObserverGainWarning, match="slow|unstable"):
+        check_observer_sampling(stiff, M_b, 1e-3, 1.0, on_unstable="warn")

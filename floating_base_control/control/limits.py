@@ -1,4 +1,9 @@
-"""Actuator limits: every controller's command is brought within them here, in the core."""
+"""Limits: every controller's command is brought within the actuator limits here, in the core
+(:func:`saturate`); and the joint limits as a robot's safety monitor sees them, margins, overruns
+and saturation over a run (:class:`LimitMonitor`, for the scenario's ``summary.json`` and the
+controller node's ``/diagnostics``).  Overruns are how far beyond the URDF's position range (rad)
+and velocity limit (rad/s) a joint went; the goal is zero.
+"""
 import numpy as np
 
 
@@ -11,3 +16,44 @@ def saturate(tau, limits):
 def clip(tau, limits, neg_limits):
     """``tau`` clipped to ``[neg_limits, limits]`` (``neg_limits = -limits``, kept by a control loop)."""
     return np.minimum(np.maximum(tau, neg_limits), limits)     # np.clip's wrapper costs more than both
+
+
+def position_margin(q, position_limits):
+    """Distance of each joint to its nearer position limit (negative: beyond it)."""
+    lo, hi = np.asarray(position_limits).T
+    return np.minimum(q - lo, hi - q)
+
+
+def velocity_margin(qdot, velocity_limits):
+    """``qdot_max - |qdot|`` per joint (negative: beyond the limit)."""
+    return velocity_limits - np.abs(qdot)
+
+
+class LimitMonitor:
+    """Running extremes of the joint limits' margins and the torque saturation."""
+
+    def __init__(self, position_limits, velocity_limits):
+        self.position_limits = np.asarray(position_limits, dtype=float)
+        v = np.asarray(velocity_limits, dtype=float)
+        self.velocity_limits = np.where(v > 0, v, np.inf)
+        n = len(v)
+        self.min_position_margin = np.full(n, np.inf)
+        self.min_velocity_margin = np.full(n, np.inf)
+        self.max_velocity_ratio = np.zeros(n)
+        self.ticks = self.saturated_ticks = 0
+
+    def update(self, q, qdot, saturated=False):
+        np.minimum(self.min_position_margin, position_margin(q, self.position_limits), out=self.min_position_margin)
+        np.minimum(self.min_velocity_margin, velocity_margin(qdot, self.velocity_limits),
+                   out=self.min_velocity_margin)
+        np.maximum(self.max_velocity_ratio, np.abs(qdot) / self.velocity_limits, out=self.max_velocity_ratio)
+        self.ticks += 1
+        self.saturated_ticks += bool(saturated)
+
+    def report(self):
+        """The numbers of ``summary.json`` and ``/diagnostics`` (per joint where a list)."""
+        return {"max_position_limit_overrun_rad": float(max(0.0, -self.min_position_margin.min())),
+                "max_velocity_limit_overrun_rad_s": float(max(0.0, -self.min_velocity_margin.min())),
+                "min_position_limit_margin_rad": self.min_position_margin.tolist(),
+                "max_velocity_limit_ratio": self.max_velocity_ratio.tolist(),
+                "torque_saturated_ticks_fraction": self.saturated_ticks / max(self.ticks, 1)}

@@ -10,9 +10,10 @@ eq. 18 (and checked by ``test_rel_terms.py`` in the closed loop):
 
 with ``mu`` replaced by the observer's ``mu_hat_o``.  ``B~`` is skew-symmetric,
 so the extra term of ``tau_hat_1`` does no work.  The task controller is the PD
-law of eq. 52 with the quadratic potential ``Phi = 1/2 dq^T K dq``.
+law of eq. 52 with the quadratic potential ``Phi = 1/2 dq^T K dq``; ``control/task.py``
+extends it for a real arm (rate-limited reference, integral action, limit terms).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,10 +27,11 @@ COMPENSATIONS = ("tau1", "tau2", "none", "truth")
 
 @dataclass
 class ShapeGains:
-    """Gains of the task controller (eq. 52), one per joint."""
+    """Gains of the task controller (eq. 52, extended in ``control/task.py``), one per joint."""
 
     stiffness: np.ndarray      #: K >= 0, N m/rad (rad for revolute, N/m for prismatic joints)
     damping: np.ndarray        #: D_q > 0 (Lemma 11), N m s/rad
+    integral: np.ndarray = field(default=None)   #: K_i >= 0, N m/(rad s); None: zeros (eq. 52's PD)
 
     def __post_init__(self):
         self.stiffness = check.array("shape gain stiffness", self.stiffness, np.shape(self.stiffness))
@@ -40,6 +42,10 @@ class ShapeGains:
             raise InputError(f"shape gain damping must be finite and > 0, got {self.damping.tolist()}")
         if self.stiffness.shape != self.damping.shape:
             raise InputError("shape gains stiffness and damping must have the same length")
+        self.integral = (np.zeros_like(self.stiffness) if self.integral is None else
+                         check.array("shape gain integral", self.integral, self.stiffness.shape))
+        if (self.integral < 0).any():
+            raise InputError(f"shape gain integral must be finite and >= 0, got {self.integral.tolist()}")
 
 
 def task_torque(q, qdot, q_d, gains):

@@ -225,13 +225,26 @@ class MomentumObserver:
             self._g_pred = g_hat
 
     def add_pose(self, g_meas, t_meas, t_now):
-        """A base pose sample taken at ``t_meas`` (older than ``t_now`` by the sensor latency)."""
+        """A base pose sample taken at ``t_meas`` (older than ``t_now`` by the sensor latency).
+
+        A sample with a NaN translation is attitude only (e.g. a star tracker): its translation
+        is chosen so that the carried-forward sample has the prediction's, so only the attitude
+        is an innovation (compensation needs only the angular part of mu: ``control/shape.py``).
+        """
         self.samples += 1
+        attitude_only = isinstance(g_meas, np.ndarray) and not np.isfinite(g_meas[:3, 3]).all()
         if not self.initialized:
-            self._g_pred = se3(g_meas)
-            self.initialize(g_meas, self.mu_hat, t_now)
+            g0 = np.array(g_meas, dtype=float)
+            if attitude_only:
+                g0[:3, 3] = 0.0
+            self._g_pred = se3(g0)
+            self.initialize(g0, self.mu_hat, t_now)
             return
-        g = se3(g_meas) * self._odometry_at(t_meas).actInv(self._odometry)   # carried forward to now
+        G = self._odometry_at(t_meas).actInv(self._odometry)        # carries a sample forward to now
+        if attitude_only:
+            g_meas = np.array(g_meas, dtype=float)
+            g_meas[:3, 3] = self._g_pred.translation - g_meas[:3, :3] @ G.translation
+        g = se3(g_meas) * G
         self._g_pred = g
         if not self._trace_ok(self._g_hat.actInv(g)):
             self._g_hat = g

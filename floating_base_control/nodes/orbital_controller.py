@@ -24,6 +24,7 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Float64MultiArray
 
 from ..orbital.controller import OrbitalController
+from ..control.limits import LimitMonitor
 from ..control.shape import ShapeGains
 from ..control.watchdog import WatchdogConfig, safe_torque
 from ..estimation.observer import ObserverGains
@@ -52,8 +53,10 @@ class ControllerNode(ControlNode):
 
     def configure(self):
         n = self.model.n
-        self.controller = OrbitalController(self.model, np.zeros(n), ShapeGains(np.zeros(n), np.ones(n)))
+        self.controller = OrbitalController(self.model, np.clip(np.zeros(n), *self.model.position_limits.T),
+                                            ShapeGains(np.zeros(n), np.ones(n)))
         self.poses, self.out, self.saturated = [], None, False
+        self.limits = LimitMonitor(self.model.position_limits, self.model.velocity_limits)
         self.hold_pending = False
         self.cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("command_topic"), 10)
         self.est_pub = self.create_lifecycle_publisher(Odometry, "~/base_estimate", 10)
@@ -78,7 +81,8 @@ class ControllerNode(ControlNode):
         """Rebuild gains and limits from the parameters; the next tick uses them."""
         names, c = self.model.joint_names, self.controller
         c.shape_gains = ShapeGains([self._p(f"stiffness.{j}") for j in names],
-                                   [self._p(f"damping.{j}") for j in names])
+                                   [self._p(f"damping.{j}") for j in names],
+                                   [self._p(f"integral.{j}") for j in names])
         c.q_d = np.array([self._p(f"setpoint.{j}") for j in names])
         c.torque_limits = np.array([self._p(f"effort_limit.{j}") for j in names])
         c.compensation = self._p("compensation")
@@ -123,6 +127,7 @@ class ControllerNode(ControlNode):
         return [self.out.tau]
 
     def after_tick(self, now):
+        self.limits.update(self.q, self.qdot, self.saturated)
         if self.tick % self.estimate_every == 0 and np.isfinite(self.out.tau).all():
             self._publish_estimates(self.out)
 
@@ -167,7 +172,7 @@ class ControllerNode(ControlNode):
         values = {"joint_state_age_ms": 1e3 * (now - self.joint_stamp) if self.joint_stamp else "none",
                   "base_pose_age_s": self.watchdog.age("base pose", now),
                   "observer_initialized": obs.initialized, "observer_pose_samples": obs.samples,
-                  "observer_resets": obs.resets}
+                  "observer_resets": obs.resets, **self.limits.report()}
         if obs.initialized:
             est = obs.estimate()
             values["observer_error_eps"] = float(np.linalg.norm(est.eps))

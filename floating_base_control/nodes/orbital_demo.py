@@ -27,7 +27,7 @@ from std_msgs.msg import Float64MultiArray
 from ..estimation.observer import ObserverGains
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf, share_file
-from ..orbital.scenario import Log, OrbitalScenario, evaluation_row, summarize
+from ..orbital.scenario import Log, OrbitalScenario, evaluation_row, integral_gains, summarize
 from .messages import g_from_pose_msg, stamp_to_seconds, twist_from_msg
 from .runtime import local_env, node_command
 
@@ -96,11 +96,16 @@ def scenario_overrides(scenario, joint_names):
     ``model_mass_error``) and the controller never sees the simulator's ``mu``
     (no ``truth`` compensation).
     """
+    if scenario.name != "ideal":
+        raise ValueError("over ROS 2 only the ideal scenario runs (mujoco_sim has no friction, encoder or "
+                         "star-tracker models): run the realistic one without --ros")
     if scenario.model_mass_error or scenario.compensation == "truth":
         raise ValueError("over ROS 2 the controller uses the plant's URDF and no ground truth: "
                          "--mass-error and --compensation truth are ROS-free options")
+    integral = integral_gains(scenario)
     per_joint = [(f"{kind}.{j}", float(v)) for kind, values in
-                 (("setpoint", scenario.q_d), ("stiffness", scenario.stiffness), ("damping", scenario.damping))
+                 (("setpoint", scenario.q_d), ("stiffness", scenario.stiffness), ("damping", scenario.damping),
+                  ("integral", np.zeros(len(joint_names)) if integral is None else integral))
                  for j, v in zip(joint_names, values)]
     obs = scenario.observer
     controller = [("compensation", scenario.compensation), ("control_rate_hz", scenario.control_rate_hz),

@@ -124,6 +124,8 @@ def controller_params(joint_names, position_limits, effort_limits):
         specs += [
             ParamSpec(f"stiffness.{j}", 10.0, f"task stiffness of {j}, eq. 52 (N m/rad)", (0.0, 2000.0)),
             ParamSpec(f"damping.{j}", 1.0, f"task damping of {j}, eq. 52 (N m s/rad)", (0.001, 200.0)),
+            ParamSpec(f"integral.{j}", 0.0, f"integral gain K_i of {j} (PD + I with anti-windup, "
+                      "control/task.py; 0: PD only) (N m/(rad s))", (0.0, 1000.0)),
             ParamSpec(f"setpoint.{j}", min(max(0.0, lo), hi), f"set-point of {j} (rad or m)", (lo, hi)),
             ParamSpec(f"effort_limit.{j}", effort, f"torque limit of {j} (N m), at most the URDF's",
                       (0.0, effort)),

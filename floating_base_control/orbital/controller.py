@@ -25,6 +25,7 @@ from .. import validation as check
 from ..validation import InputError
 from ..control import shape
 from ..control.limits import clip
+from ..control.task import TaskController, check_setpoint
 
 _ZERO_TWIST = np.zeros(6)
 _ZERO_TWIST.flags.writeable = False
@@ -105,6 +106,7 @@ class OrbitalController:
                  torque_limits=None):
         self.model = model
         self.ws = model.create_data()
+        self.task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits)
         self.q_d = q_d
         self.shape_gains = shape_gains
         self.observer = MomentumObserver(observer_gains or ObserverGains())
@@ -118,7 +120,7 @@ class OrbitalController:
 
     @q_d.setter
     def q_d(self, q_d):
-        self._q_d = check.vector("q_d", q_d, self.model.n)
+        self._q_d = check_setpoint(check.vector("q_d", q_d, self.model.n), self.model.position_limits)
 
     @property
     def shape_gains(self):
@@ -196,8 +198,9 @@ class OrbitalController:
         if compensation == "tau1":
             tau_hat_1 = tau_hat_2 + shape_row(ws, mu_qdot_cc_forces(model, ws, mu_o, qdot, A_qdot, c_mu)[1])
         del c_mu
-        tau_c = shape.task_torque(q, qdot, self._q_d, self._shape_gains)
+        tau_c = self.task.torque(t, q, qdot, self._q_d, self._shape_gains)
         feedforward = tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none" else 0.0
         tau = clip(tau_c + feedforward, self._torque_limits, self._neg_torque_limits)
+        self.task.integrate(self._shape_gains, tau, self._torque_limits)
         return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o[SWAP], model, q, qdot, mu_c, V1_hat,
                              obs.g_hat_se3)

@@ -17,7 +17,7 @@ def plot_orbital(out_dir, log, summary):
     plt = pyplot()
     out_dir = Path(out_dir)
     t = log["t"]
-    title = f"compensation: {summary['compensation']}, pose {summary['pose_rate_hz']:g} Hz"
+    title = f"{summary['scenario']}: compensation {summary['compensation']}, pose {summary['pose_rate_hz']:g} Hz"
     fig, (a, b) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     a.semilogy(t, log["W"], label="W (Lyapunov candidate, eq. 53)")
     a.semilogy(t, log["W3"], label="W3 (shape kinetic energy)")

@@ -19,26 +19,26 @@ import numpy as np
 
 from .. import urdf_loader
 from .controller import OrbitalController
+from ..control.limits import LimitMonitor
 from ..control.shape import ShapeGains
 from ..dynamics.rel_matrices import reduced_shape_inertia
 from ..estimation.observer import ObserverGains
+from ..estimation.sampling import check_observer_sampling
 from ..lie import inv, log
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
+from ..validation import InputError
+from ..sim.friction import SigmoidFriction
 from ..sim.plant import MujocoPlant
 from .sensors import JointEncoders, PoseSensor
-
-#: A run is declared diverged (and stopped) beyond these; the joint error limit is added to
-#: the initial joint error.
-DIVERGENCE = {"joint_error_rad": 1.0, "observer_velocity_error": 1.0, "observer_pose_error": 1.0}
-#: "Converged" at the end of a run means below these (norms over the last second).
-CONVERGENCE = {"joint_error_deg": 0.1, "observer_pose_error": 1e-2, "observer_velocity_error": 1e-2}
+from . import verdicts
 
 
 @dataclass
 class OrbitalScenario:
     """Everything that defines a run (SI units unless the name says otherwise)."""
 
+    name: str = "ideal"                      #: "ideal" (this class's defaults) or "realistic"
     duration_s: float = 30.0
     compensation: str = "tau2"
     control_rate_hz: float = 1000.0
@@ -47,17 +47,30 @@ class OrbitalScenario:
     pose_rotation_noise: float = 1e-3        #: rad per axis
     pose_position_noise: float = 1e-3        #: m per axis
     pose_latency_s: float = 0.02
+    pose_attitude_bias: float = 0.0          #: rad per axis, standard deviation of a slowly varying bias
+    pose_bias_time_s: float = 600.0          #: correlation time of that bias
+    pose_position: bool = True               #: False: an attitude-only pose source (e.g. a star tracker)
+    pose_rate_jitter: float = 0.0            #: relative jitter of the sample period
+    pose_latency_jitter_s: float = 0.0       #: extra latency, uniform in [0, this]
+    pose_dropout: float = 0.0                #: probability that a pose sample is lost
     q_noise: float = 0.0                     #: rad
     qdot_noise: float = 1e-3                 #: rad/s
+    encoder_resolution: float = 0.0          #: rad; > 0: quantized q, qdot by filtered differentiation
+    velocity_filter_hz: float = 50.0         #: cut-off of that differentiation's filter
+    friction_scale: tuple = ()               #: () no joint friction; else Gaz et al. 2019's, scaled per joint
     mu0_omega_deg_s: tuple = (10.0, 1.14, 0.0)
     mu0_v: tuple = (0.0, 0.0, 0.0)
     q0: tuple = (-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6)
     q_d: tuple = (0.3, -0.5, -0.3, -2.05, 0.3, 1.25, 1.1)
     stiffness: tuple = (30.0, 30.0, 20.0, 20.0, 5.0, 5.0, 2.0)
     damping: tuple = (3.0, 3.0, 1.0, 1.0, 0.2, 0.2, 0.05)
+    integral_time_s: float = 0.0             #: T_i of PD + I (K_i = K / T_i, control/task.py); 0: PD only
     observer: ObserverGains = field(default_factory=ObserverGains)
     model_mass_error: float = 0.0            #: relative error of the spacecraft's mass and inertia
+    model_dispersion: bool = False           #: controller's model drawn from ``seed`` (``orbital/realistic.py``)
     seed: int = 0
+    convergence_joint_error_deg: float = 0.1
+    observer_check: str = "error"            #: gains unstable at the pose rate: "error" or "warn" (to study it)
     log_rate_hz: float = 100.0
     urdf: Optional[str] = None               #: default: the orbital robot
     joint_dynamics: str = "urdf"             #: URDF joint damping/friction in the plant, or "ideal" (sim/plant.py)
@@ -67,13 +80,32 @@ class OrbitalScenario:
 
 
 def controller_model(scenario, urdf_path):
-    """The controller's model: the plant's URDF, with the spacecraft's mass and inertia off
-    by ``model_mass_error`` if asked (robustness to model error)."""
+    """The controller's model: the plant's URDF, with every link's inertial drawn within the realistic
+    bounds (``model_dispersion``) and the spacecraft's mass and inertia off by ``model_mass_error``."""
+    from .realistic import perturbed_urdf
     with open(urdf_path) as f:
         xml = f.read()
+    if scenario.model_dispersion:
+        xml = perturbed_urdf(xml, scenario.seed)
     if scenario.model_mass_error:
         xml = urdf_loader.scale_link_inertial(xml, None, 1.0 + scenario.model_mass_error)
     return FloatingBaseModel.from_urdf_string(xml, source=f"{urdf_path} (controller)")
+
+
+def integral_gains(scenario):
+    """``K_i = K / T_i`` (``None``: no integral action)."""
+    if scenario.integral_time_s < 0:
+        raise InputError(f"integral_time_s must be >= 0, got {scenario.integral_time_s}")
+    return np.array(scenario.stiffness) / scenario.integral_time_s if scenario.integral_time_s else None
+
+
+def configuration_check(scenario, model):
+    """Check the observer gains against the pose rate (:mod:`~floating_base_control.estimation.sampling`)
+    with ``model``'s locked inertia at ``q0``; returns ``(SamplingCheck, verdict thresholds)``."""
+    sampling = check_observer_sampling(scenario.observer, model.locked_inertia(np.array(scenario.q0, dtype=float)),
+                                       1.0 / scenario.control_rate_hz, 1.0 / scenario.pose_rate_hz,
+                                       scenario.pose_latency_s, on_unstable=scenario.observer_check)
+    return sampling, verdicts.thresholds(scenario, sampling.natural_frequency)
 
 
 def run(scenario, progress=None):
@@ -81,13 +113,21 @@ def run(scenario, progress=None):
     urdf_path = scenario.urdf or orbital_robot_urdf()
     truth_model = FloatingBaseModel.from_urdf(urdf_path)          # evaluation only
     model = controller_model(scenario, urdf_path)
+    sampling, limits = configuration_check(scenario, model)
     dt = 1.0 / scenario.control_rate_hz
     plant = MujocoPlant.from_urdf(urdf_path, truth_model, timestep=dt / scenario.sim_substeps,
                                   contacts=False, joint_dynamics=scenario.joint_dynamics)
-    encoders = JointEncoders(scenario.q_noise, scenario.qdot_noise, seed=scenario.seed * 2 + 1)
+    if scenario.friction_scale:
+        plant.friction = SigmoidFriction(scale=tuple(scenario.friction_scale))
+    encoders = JointEncoders(scenario.q_noise, scenario.qdot_noise, seed=scenario.seed * 2 + 1,
+                             resolution=scenario.encoder_resolution, dt=dt,
+                             velocity_filter_hz=scenario.velocity_filter_hz)
     pose_sensor = PoseSensor(scenario.pose_rate_hz, scenario.pose_rotation_noise,
-                             scenario.pose_position_noise, scenario.pose_latency_s, seed=scenario.seed * 2 + 2)
-    gains = ShapeGains(scenario.stiffness, scenario.damping)
+                             scenario.pose_position_noise, scenario.pose_latency_s, seed=scenario.seed * 2 + 2,
+                             attitude_bias=scenario.pose_attitude_bias, bias_time_s=scenario.pose_bias_time_s,
+                             position=scenario.pose_position, rate_jitter=scenario.pose_rate_jitter,
+                             latency_jitter_s=scenario.pose_latency_jitter_s, dropout=scenario.pose_dropout)
+    gains = ShapeGains(scenario.stiffness, scenario.damping, integral_gains(scenario))
     controller = OrbitalController(model, scenario.q_d, gains, scenario.observer, scenario.compensation)
     q0 = np.array(scenario.q0, dtype=float)
     mu0 = np.r_[np.deg2rad(scenario.mu0_omega_deg_s), scenario.mu0_v]
@@ -98,6 +138,7 @@ def run(scenario, progress=None):
     status = "completed"
     truth_fed = scenario.compensation == "truth"
     J0 = plant.momentum()
+    monitor = LimitMonitor(truth_model.position_limits, truth_model.velocity_limits)
     for i in range(ticks + 1):
         t = i * dt
         logged = i % every == 0 or i == ticks
@@ -109,12 +150,13 @@ def run(scenario, progress=None):
         mu = truth_model.locked_velocity(q, V1, qdot) if truth_fed else None
         q_m, qdot_m = encoders.read(q, qdot)
         out = controller.step(t, q_m, qdot_m, pose_sensor.deliver(t), mu_true=mu)
+        monitor.update(q, qdot, out.saturated)
         if logged:
             if mu is None:
                 mu = truth_model.locked_velocity(q, V1, qdot)     # for the evaluation only: after the tick
             row = _evaluate(scenario, truth_model, controller, plant, out, t, g1, q, qdot, mu)
             log.append(row)
-            status = _divergence(row, out, log.rows[0]["dq_norm_deg"])
+            status = verdicts.divergence(row, out.tau, log.rows[0]["dq_norm_deg"], limits["divergence"])
             if status != "completed":
                 break
             if progress and i % (every * 500) == 0:
@@ -123,7 +165,7 @@ def run(scenario, progress=None):
             for _ in range(scenario.sim_substeps):
                 plant.step(out.tau)
     arrays = log.arrays()
-    return arrays, summarize(scenario, arrays, J0, status)
+    return arrays, summarize(scenario, arrays, J0, status, (sampling, limits), monitor)
 
 
 def _evaluate(scenario, model, controller, plant, out, t, g1, q, qdot, mu):
@@ -143,26 +185,17 @@ def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o
     else:
         eps, mu_e = np.full(6, np.nan), np.full(6, np.nan)
     dq = q - q_d
+    mu_e_parts = [np.linalg.norm(mu_e[:3]), np.linalg.norm(mu_e[3:])]
     kin = model.kinematics(q)
     W3 = 0.5 * qdot @ reduced_shape_inertia(kin) @ qdot
     W = 0.5 * eps @ L @ eps + 0.5 * mu_e @ kin.M_b @ mu_e + W3 + 0.5 * dq @ (stiffness * dq)
     return {"t": t, "q": q, "dq_norm_deg": np.rad2deg(np.linalg.norm(dq)), "qdot_norm": np.linalg.norm(qdot),
             "tau": tau, "tau_hat_1_norm": np.linalg.norm(tau_hat_1),
             "tau_hat_2_norm": np.linalg.norm(tau_hat_2), "eps_norm": np.linalg.norm(eps),
-            "mu_e_norm": np.linalg.norm(mu_e), "mu": mu, "mu_hat_o": mu_hat_o,
+            "mu_e_norm": np.linalg.norm(mu_e), "eps_rot_norm": np.linalg.norm(eps[:3]),
+            "eps_pos_norm": np.linalg.norm(eps[3:]), "mu_e_omega_norm": mu_e_parts[0], "mu_e_v_norm": mu_e_parts[1],
+            "qdot": qdot, "mu": mu, "mu_hat_o": mu_hat_o,
             "momentum": momentum, "W": W, "W3": W3, "saturated": saturated}
-
-
-def _divergence(row, out, initial_dq_deg):
-    if not (np.isfinite(out.tau).all() and np.isfinite(row["q"]).all()):
-        return "diverged: non-finite state or torque"
-    if np.deg2rad(row["dq_norm_deg"] - initial_dq_deg) > DIVERGENCE["joint_error_rad"]:
-        return f"diverged: joint error {row['dq_norm_deg']:.1f} deg"
-    if row["mu_e_norm"] > DIVERGENCE["observer_velocity_error"]:
-        return f"diverged: observer velocity error {row['mu_e_norm']:.3g}"
-    if row["eps_norm"] > DIVERGENCE["observer_pose_error"]:
-        return f"diverged: observer pose error {row['eps_norm']:.3g}"
-    return "completed"
 
 
 class Log:
@@ -182,8 +215,18 @@ def total_variation(x):
     return float(np.abs(np.diff(x)).sum())
 
 
-def summarize(scenario, log, J0, status):
-    """The numbers of ``summary.json``; "final" values are means over the last second."""
+def summarize(scenario, log, J0, status, check=None, monitor=None):
+    """The numbers of ``summary.json``; "final" values are means over the last second.  ``check``:
+    :func:`configuration_check`'s result, ``monitor``: the :class:`LimitMonitor` of every tick (default:
+    both from the plant's URDF, the monitor over the logged rows)."""
+    if check is None or monitor is None:
+        model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
+        check = check or configuration_check(scenario, model)
+        if monitor is None:
+            monitor = LimitMonitor(model.position_limits, model.velocity_limits)
+            for q, qdot, saturated in zip(log["q"], log["qdot"], log["saturated"]):
+                monitor.update(q, qdot, saturated)
+    sampling, limits = check
     t = log["t"]
     last = t >= t[-1] - 1.0
     drift = np.abs(log["momentum"] - J0).max(axis=1) / np.abs(J0).max()
@@ -192,10 +235,11 @@ def summarize(scenario, log, J0, status):
         "final_observer_pose_error": float(np.nanmean(log["eps_norm"][last])),
         "final_observer_velocity_error": float(np.nanmean(log["mu_e_norm"][last])),
     }
+    for key, name, _ in verdicts.QUANTITIES:
+        final[f"final_{name}"] = float(np.nanmean(log[key][last])) if limits["convergence"][name] is not None else None
+    verdict = verdicts.convergence(final, limits["convergence"])
     converged = (status == "completed" and t[-1] >= scenario.duration_s - 1e-9
-                 and final["final_joint_error_deg"] < CONVERGENCE["joint_error_deg"]
-                 and final["final_observer_pose_error"] < CONVERGENCE["observer_pose_error"]
-                 and final["final_observer_velocity_error"] < CONVERGENCE["observer_velocity_error"])
+                 and all(v is not False for v in verdict.values()))
     after_first_second = t >= 1.0
     return {
         **final,
@@ -206,12 +250,17 @@ def summarize(scenario, log, J0, status):
         "pose_rate_hz": scenario.pose_rate_hz,
         "status": status,
         "converged": bool(converged),
-        "convergence_thresholds": CONVERGENCE,
+        "verdicts": verdict,
+        "convergence_thresholds": limits["convergence"],
+        "divergence_thresholds": limits["divergence"],
+        "observer_sampling": sampling._asdict(),
         "tau_hat_total_variation_ratio": total_variation(log["tau_hat_1_norm"][after_first_second])
         / max(total_variation(log["tau_hat_2_norm"][after_first_second]), 1e-300),
         "final_tau_hat_1_norm": float(log["tau_hat_1_norm"][last].mean()),
         "final_tau_hat_2_norm": float(log["tau_hat_2_norm"][last].mean()),
         "torque_saturated_fraction": float(np.mean(log["saturated"])),
+        **monitor.report(),
         "initial_momentum": J0.tolist(),
-        "scenario": scenario.to_dict(),
+        "scenario": scenario.name,
+        "scenario_parameters": scenario.to_dict(),
     }

@@ -8,7 +8,7 @@ import os
 from dataclasses import replace
 from multiprocessing import Pool
 
-from .scenario import CONVERGENCE, OrbitalScenario, run
+from .scenario import OrbitalScenario, run
 
 NOISE_MRAD_MM = 1e-3
 
@@ -37,14 +37,16 @@ def sweep(duration_s=30.0, processes=None):
 
 
 def markdown_table(results):
-    s0 = results[0][1]["scenario"]
+    s0, limits = results[0][1]["scenario_parameters"], results[0][1]["convergence_thresholds"]
     lines = [
         f"Default: {s0['duration_s']:g} s, compensation tau2, pose {s0['pose_rate_hz']:g} Hz with "
         f"{s0['pose_rotation_noise'] * 1e3:g} mrad / {s0['pose_position_noise'] * 1e3:g} mm noise and "
         f"{s0['pose_latency_s'] * 1e3:g} ms latency, joint-rate noise {s0['qdot_noise']:g} rad/s, "
         f"mu_omega(0) = {list(s0['mu0_omega_deg_s'])} deg/s. Final values are means over the last second. "
-        f"Converged: joint error < {CONVERGENCE['joint_error_deg']} deg and observer errors < "
-        f"{CONVERGENCE['observer_pose_error']}.",
+        f"Converged: joint error < {limits['joint_error_deg']} deg, observer attitude error < "
+        f"{limits['observer_attitude_error_rad']:.3g} rad and position error < "
+        f"{limits['observer_position_error_m']:.3g} m (and velocity errors; thresholds scale with each "
+        f"row's noise: `orbital/verdicts.py`).",
         "",
         "| case | final joint error [deg] | observer pose error | observer velocity error | "
         "momentum drift | status | converged |",

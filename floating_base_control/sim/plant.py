@@ -155,6 +155,7 @@ class MujocoPlant:
         self.mass = mj_model.body_subtreemass[self.root]
         self.model_mismatch = {}     #: URDF joint damping/friction the controller's model lacks
         self.inertias_from_model = False   #: body inertias set from the model's merged bodies
+        self.friction = None         #: joint friction (``sim/friction.py``): ``tau_f = friction.torque(qdot)``
 
     @classmethod
     def from_urdf(cls, urdf_path, model, geometry="none", joint_dynamics="urdf", **options):
@@ -221,6 +222,8 @@ class MujocoPlant:
     def step(self, tau):
         """Apply joint torques ``tau`` (clipped by MuJoCo to the effort limits) for one time step."""
         self.data.ctrl[self.act_idx] = tau
+        if self.friction is not None:
+            self.data.qfrc_applied[self.qvel_idx] = -self.friction.torque(self.data.qvel[self.qvel_idx])
         mujoco.mj_step(self.model, self.data)
 
     def momentum(self):

@@ -1,0 +1,41 @@
+"""Joint friction of the simulated arm: the identified model of the Franka Emika Panda.
+
+C. Gaz, M. Cognetti, A. Oliva, P. Robuffo Giordano, A. De Luca, "Dynamic
+Identification of the Franka Emika Panda Robot With Retrieval of Feasible
+Parameters Using Penalty-Based Optimization", IEEE RA-L 4(4), 2019, eq. 25
+(the source of the URDF's inertial parameters too)::
+
+    tau_f,j(qdot_j) = phi1_j / (1 + exp(-phi2_j (qdot_j + phi3_j))) - phi1_j / (1 + exp(-phi2_j phi3_j))
+
+with the identified ``phi1`` (N m), ``phi2`` (s/rad), ``phi3`` (rad/s) below, as
+published with the paper's supplementary material and the authors' model
+repository (FrankaEmikaPandaDynModel, friction function).  The sigmoid is zero
+at rest, viscous near rest (slope ``phi1 phi2 s (1 - s)``, ``s`` the sigmoid at
+``phi2 phi3``: 0.7-2.0 N m s/rad) and Coulomb-like above about 0.5 rad/s (it
+spans ``phi1`` = 0.30-1.28 N m between large negative and positive speeds).
+The joints' torque is ``tau - tau_f(qdot)``: friction opposes the motion.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Gaz et al. 2019, identified friction of the Panda's joints 1-7.
+PANDA_PHI1 = (0.54615, 0.87224, 0.64068, 1.2794, 0.83904, 0.30301, 0.56489)
+PANDA_PHI2 = (5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.336)
+PANDA_PHI3 = (0.039533, 0.025882, -0.04607, 0.036194, 0.026226, -0.021047, 0.0035526)
+
+
+@dataclass(frozen=True)
+class SigmoidFriction:
+    """Eq. 25 of Gaz et al. 2019, one entry per joint (``scale`` multiplies ``phi1``: a dispersion)."""
+
+    phi1: tuple = PANDA_PHI1
+    phi2: tuple = PANDA_PHI2
+    phi3: tuple = PANDA_PHI3
+    scale: tuple = (1.0,) * 7
+
+    def torque(self, qdot):
+        """Friction torque ``tau_f(qdot)`` (in the direction of the motion: subtract it)."""
+        phi1 = np.multiply(self.phi1, self.scale)
+        phi2, phi3 = np.asarray(self.phi2), np.asarray(self.phi3)
+        return phi1 / (1.0 + np.exp(-phi2 * (qdot + phi3))) - phi1 / (1.0 + np.exp(-phi2 * phi3))
