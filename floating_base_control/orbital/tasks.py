@@ -17,6 +17,7 @@ the tracking errors measured on the simulator's ground truth:
   a hold lasts only seconds before the arm runs into a singularity or a limit.
 """
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
@@ -144,3 +145,38 @@ def task_summary(task, log):
     return {"task": task, "tracking_rms_joint_error_deg": None, "final_joint_error_deg": None,
             "final_ee_position_error_m": float(log["ee_position_error_m"][last].mean()),
             "final_ee_orientation_error_deg": float(log["ee_orientation_error_deg"][last].mean())}
+
+
+def plot(out_dir, log, summary):
+    """``tracking.png``: the task's error on the ground truth (and, for the end effector, its path)."""
+    from ..results import pyplot
+    plt = pyplot()
+    t = log["t"]
+    title = f"task {summary['task']}, compensation {summary['compensation']}"
+    if summary["task"] == "end-effector":
+        fig, (a, b, c) = plt.subplots(3, 1, figsize=(8, 10))
+        a.semilogy(t, log["ee_position_error_m"] * 1e3, label="position error [mm]")
+        a.semilogy(t, log["ee_orientation_error_deg"], label="orientation error [deg]")
+        a.axhline(1.0, color="gray", ls=":")
+        a.axhline(0.1, color="gray", ls="--")
+        a.set_ylabel("end-effector error (ground truth)")
+        a.set_xlabel("time [s]")
+        a.legend()
+        for ax, (i, j) in zip((b, c), ((0, 1), (1, 2))):
+            ax.plot(log["ee_position"][:, i], log["ee_position"][:, j], lw=0.8, label="end-effector path")
+            ax.plot(*log["ee_position"][-1, [i, j]], "o", label="end")
+            ax.set_xlabel(f"world {'xyz'[i]} [m]")
+            ax.set_ylabel(f"world {'xyz'[j]} [m]")
+            ax.set_aspect("equal", adjustable="datalim")
+            ax.legend()
+    else:
+        fig, a = plt.subplots(1, 1, figsize=(8, 4))
+        a.semilogy(t, np.maximum(log["dq_norm_deg"], 1e-6))
+        a.axhline(0.05, color="gray", ls=":", label="0.05 deg")
+        a.set_ylabel(r"tracking error $|q - q_r(t)|$ [deg]")
+        a.set_xlabel("time [s]")
+        a.legend()
+    a.set_title(title)
+    fig.tight_layout()
+    fig.savefig(Path(out_dir) / "tracking.png", dpi=110)
+    plt.close(fig)
