@@ -156,9 +156,9 @@ def motion_params():
         ParamSpec("end_effector.max_speed", 0.1, "speed of the reference toward a target (m/s)", (0.001, 2.0)),
         ParamSpec("end_effector.max_angular_speed", 0.3, "angular speed of the reference toward a target "
                   "(rad/s)", (0.001, 5.0)),
-        ParamSpec("end_effector.nullspace_stiffness", 10.0, "posture stiffness in the null space, every joint "
+        ParamSpec("end_effector.nullspace_stiffness", 5.0, "posture stiffness in the null space, every joint "
                   "(N m/rad)", (0.0, 1000.0)),
-        ParamSpec("end_effector.nullspace_damping", 1.0, "posture damping in the null space, every joint "
+        ParamSpec("end_effector.nullspace_damping", 0.2, "posture damping in the null space, every joint "
                   "(N m s/rad)", (0.0, 100.0)),
     ]
     for axis in CARTESIAN_AXES:
