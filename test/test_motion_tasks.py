@@ -202,3 +202,23 @@ def test_the_default_setpoint_run_is_unchanged():
                                       -1.8209852426865571, 0.2442264996581363, 1.555551620451799,
                                       1.1264261844242403], rtol=1e-9, atol=1e-12)
     assert summary["final_joint_error_deg"] == pytest.approx(36.36329299162553, rel=1e-9)
+
+
+def test_short_closed_loop_runs_track_a_trajectory_and_reach_an_end_effector_target():
+    """Against MuJoCo, ROS-free: a 0.6 s trajectory segment tracked (the simulator's truth) with the true mu
+    compensated, and, without momentum, a target 3 cm away reached."""
+    scenario = orbital.OrbitalScenario(duration_s=1.2, compensation="truth")
+    settings = tasks.TaskSettings(trajectory_start_s=0.2, via=(), segment_s=0.6)
+    q_d = np.add(scenario.q0, [0.05, -0.05, 0.05, 0.05, 0.0, 0.0, 0.05])
+    scenario.q_d = tuple(q_d)
+    log, summary = tasks.run_task(scenario, "trajectory", settings)
+    assert summary["status"] == "completed" and summary["task"] == "trajectory"
+    assert summary["max_joint_error_deg"] < 0.05
+    assert np.linalg.norm(log["q"][-1] - q_d) < np.deg2rad(0.05)
+    scenario = orbital.OrbitalScenario(duration_s=2.0, compensation="tau2", mu0_omega_deg_s=(0.0, 0.0, 0.0),
+                                       pose_rotation_noise=0.0, pose_position_noise=0.0)
+    settings = tasks.TaskSettings(ee_start_s=0.1, ee_offset_m=(0.0, 0.02, -0.02), ee_rotation_deg=5.0)
+    log, summary = tasks.run_task(scenario, "end-effector", settings)
+    assert summary["status"] == "completed"
+    assert np.nanmax(log["ee_position_error_m"]) > 0.02                    # the target is 2.8 cm away
+    assert log["ee_position_error_m"][-1] < 1e-3 and log["ee_orientation_error_deg"][-1] < 0.1

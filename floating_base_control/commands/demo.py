@@ -154,8 +154,8 @@ def run_orbital(args):
 
 
 TASK_KEYS = ["task", "tracking_rms_joint_error_deg", "final_joint_error_deg", "max_joint_error_deg",
-             "final_ee_position_error_m", "final_ee_orientation_error_deg", "torque_saturated_fraction",
-             "status"]
+             "final_ee_position_error_m", "final_ee_orientation_error_deg", "min_ee_position_error_m",
+             "min_ee_orientation_error_deg", "ee_time_within_1mm_0.1deg_s", "torque_saturated_fraction", "status"]
 
 
 def _run_orbital_task(args, scenario, out, progress):

@@ -141,10 +141,15 @@ def task_summary(task, log):
     if task == "trajectory":
         return {"task": task, "tracking_rms_joint_error_deg": float(np.sqrt(np.mean(log["dq_norm_deg"] ** 2))),
                 "max_joint_error_deg": float(log["dq_norm_deg"].max())}
-    last = log["t"] >= log["t"][-1] - 1.0
+    t, position, orientation = log["t"], log["ee_position_error_m"], log["ee_orientation_error_deg"]
+    last = t >= t[-1] - 1.0
+    within = (position < 1e-3) & (orientation < 0.1)          # NaN (no target yet) compares False
     return {"task": task, "tracking_rms_joint_error_deg": None, "final_joint_error_deg": None,
-            "final_ee_position_error_m": float(log["ee_position_error_m"][last].mean()),
-            "final_ee_orientation_error_deg": float(log["ee_orientation_error_deg"][last].mean())}
+            "final_ee_position_error_m": float(position[last].mean()),
+            "final_ee_orientation_error_deg": float(orientation[last].mean()),
+            "min_ee_position_error_m": float(np.nanmin(position)),
+            "min_ee_orientation_error_deg": float(np.nanmin(orientation)),
+            "ee_time_within_1mm_0.1deg_s": float(within.sum() * np.median(np.diff(t)))}
 
 
 def plot(out_dir, log, summary):
