@@ -189,6 +189,7 @@ def test_handover_changes_the_torque_by_less_than_5_percent_of_the_effort_limit_
                                                                                    np.eye(4)))
     assert (jump > 0.05 * orbital.effort_limits).any()             # switching outright would jump
     assert (steps < 0.05 * orbital.effort_limits).all()
+    assert np.allclose(switch.max_step, steps, rtol=1e-9, atol=1e-12)     # what the node reports
     assert switch.name == "end_effector"
 
 

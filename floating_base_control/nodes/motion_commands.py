@@ -66,6 +66,7 @@ class MotionCommands:
         self.task, self.requested = "setpoint", "setpoint"
         self.joint_task = self.ee_task = None
         self.refused, self.accepted = "none", 0
+        self.switch_step = "none"        # largest per-tick torque step of the last blend, fraction of the limits
         self.error_pub = node.create_lifecycle_publisher(Float64MultiArray, "~/tracking_error", 10)
         node.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
         node.create_subscription(JointState, "~/reference", self._on_reference, 10)
@@ -101,6 +102,8 @@ class MotionCommands:
             c.motion = Handover(previous, self._new_task(self.requested, now, q), now, self.node._p("task_blend_s"))
             self.task = self.requested
         elif isinstance(c.motion, Handover) and now >= c.motion.t_switch + c.motion.blend_s:
+            if c.motion.max_step is not None:
+                self.switch_step = float(np.max(c.motion.max_step / c.torque_limits))
             c.motion = None if self.task == "setpoint" else c.motion.second
         return c.motion
 
@@ -183,4 +186,4 @@ class MotionCommands:
         motion = self.controller.motion
         error = float(np.linalg.norm(motion.error)) if motion is not None else "none"
         return {"task": self.task, "tracking_error_norm": error, "commands_accepted": self.accepted,
-                "last_refused_command": self.refused}
+                "last_refused_command": self.refused, "task_switch_max_step_fraction": self.switch_step}
