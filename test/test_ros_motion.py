@@ -23,19 +23,21 @@ from floating_base_control.resources import orbital_robot_urdf  # noqa: E402
 
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 Q0 = np.array(OrbitalScenario().q0)
-STIFFNESS = (300.0, 300.0, 200.0, 200.0, 50.0, 50.0, 20.0)
-DAMPING = (30.0, 30.0, 15.0, 15.0, 2.5, 2.5, 0.7)
-# Cartesian gains for a loop that may run at a few hundred Hz with ms of jitter on a loaded machine
-CARTESIAN = {**{f"end_effector.stiffness.{a}": 20.0 for a in ("rx", "ry", "rz")},
-             **{f"end_effector.damping.{a}": 0.3 for a in ("rx", "ry", "rz")},
-             **{f"end_effector.stiffness.{a}": 500.0 for a in ("x", "y", "z")},
-             **{f"end_effector.damping.{a}": 20.0 for a in ("x", "y", "z")},
-             "end_effector.nullspace_stiffness": 2.0, "end_effector.nullspace_damping": 0.1}
-CONTROLLER = {"control_rate_hz": 500.0, "task": "joint", "hold_on_activate": True, **CARTESIAN,
-              "watchdog.max_joint_state_age": 0.2,
+# The wrist's inertias are small: its damping must stay small for a loop that may drop to ~80 Hz under load
+STIFFNESS = (150.0, 150.0, 100.0, 100.0, 5.0, 5.0, 2.0)
+DAMPING = (15.0, 15.0, 8.0, 8.0, 0.2, 0.2, 0.05)
+# Gains for a loop that may run at a few hundred Hz, with stalls, on a loaded machine
+CARTESIAN = {**{f"end_effector.stiffness.{a}": 5.0 for a in ("rx", "ry", "rz")},
+             **{f"end_effector.damping.{a}": 0.05 for a in ("rx", "ry", "rz")},
+             **{f"end_effector.stiffness.{a}": 300.0 for a in ("x", "y", "z")},
+             **{f"end_effector.damping.{a}": 5.0 for a in ("x", "y", "z")},
+             "end_effector.nullspace_stiffness": 1.0, "end_effector.nullspace_damping": 0.02,
+             "end_effector.max_speed": 0.05, "end_effector.max_angular_speed": 0.1}
+CONTROLLER = {"control_rate_hz": 250.0, "task": "joint", "hold_on_activate": True, **CARTESIAN,
+              "trajectory.max_acceleration": 1.0,
               **{f"stiffness.{j}": v for j, v in zip(JOINTS, STIFFNESS)},
               **{f"damping.{j}": v for j, v in zip(JOINTS, DAMPING)}}
-SIM = {"physics_rate_hz": 2000.0, "publish_rate_hz": 500.0, "q0": [float(x) for x in Q0], "mu0_omega_deg_s": [0.1, 0.0114, 0.0]}
+SIM = {"physics_rate_hz": 1000.0, "publish_rate_hz": 250.0, "q0": [float(x) for x in Q0], "mu0_omega_deg_s": [0.1, 0.0114, 0.0]}
 NODE = "/floating_base_controller"
 
 
@@ -100,7 +102,7 @@ def test_a_joint_trajectory_is_tracked_to_its_last_point(ros):
     via = Q0 + np.r_[0.2, -0.1, 0.1, 0.15, 0.0, -0.1, 0.2]
     goal = Q0 + np.r_[0.3, 0.1, -0.1, 0.3, 0.2, 0.0, 0.3]
     accepted = int(diagnostic(ros, "commands_accepted") or 0)
-    ros.trajectory_pub.publish(trajectory(JOINTS, [(1.5, via), (3.0, goal)]))
+    ros.trajectory_pub.publish(trajectory(JOINTS, [(2.0, via), (4.0, goal)]))
     error = lambda: np.rad2deg(np.linalg.norm(ros.truth.q - goal))          # noqa: E731
     assert ros.wait_for(lambda: int(diagnostic(ros, "commands_accepted") or 0) > accepted, timeout=10.0)
     assert ros.wait_for(lambda: error() < 0.05, timeout=30.0), f"final joint error {error():.4f} deg"
@@ -152,6 +154,6 @@ def test_an_end_effector_target_is_reached_within_2_mm(ros):
     m.fill_pose_msg(msg.pose, target)
     ros.target_pub.publish(msg)
     error = lambda: np.linalg.norm(pose()[:3, 3] - target[:3, 3])                   # noqa: E731
-    assert ros.wait_for(lambda: error() < 2e-3, timeout=30.0), (
+    assert ros.wait_for(lambda: error() < 2e-3, timeout=60.0), (
         f"end-effector error {error() * 1e3:.2f} mm; refused: {diagnostic(ros, 'last_refused_command')}, "
         f"tracking error {diagnostic(ros, 'tracking_error_norm')}")
