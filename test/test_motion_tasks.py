@@ -223,3 +223,9 @@ def test_short_closed_loop_runs_track_a_trajectory_and_reach_an_end_effector_tar
     assert summary["status"] == "completed"
     assert np.nanmax(log["ee_position_error_m"]) > 0.02                    # the target is 2.8 cm away
     assert log["ee_position_error_m"][-1] < 1e-3 and log["ee_orientation_error_deg"][-1] < 0.1
+
+
+def test_the_stiffness_sees_a_clipped_pose_error():
+    error = np.r_[0.0, 0.3, 0.4, 0.01, 0.0, 0.0]           # 0.5 rad, 1 cm
+    out = ee.clipped(error, (0.2, 0.05))
+    assert np.allclose(out[:3], [0.0, 0.12, 0.16]) and np.array_equal(out[3:], error[3:])

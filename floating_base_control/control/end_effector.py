@@ -11,7 +11,7 @@ momentum causes: the damping acts on the whole twist, drift included.  The pose
 error and the impedance are expressed in the world-aligned frame at {e} (axes of
 the inertial frame, origin at {e}), where stiffness and damping are given per axis::
 
-    e_w = [log(R_e R_r^T); p_e - p_r],   F_w = -K_x e_w - D_x (V_w - V_r),   V_w = blkdiag(R_e, R_e) V_e
+    e_w = [log(R_e R_r^T); p_e - p_r],   F_w = -K_x clip(e_w) - D_x (V_w - V_r),   V_w = blkdiag(R_e, R_e) V_e
     tau_c = J*^T blkdiag(R_e, R_e)^T F_w + N^T (-K_n (q - q_n) - D_n qdot)
 
 The target is approached along a pose reference ``g_r(t)`` (:class:`PoseReference`:
@@ -116,11 +116,26 @@ class PoseReference:
         return g, s_dot * self.delta
 
 
+#: The pose error fed to the stiffness is clipped to these norms (rad, m): a jump of the base pose estimate
+#: or a far reference then gives a bounded wrench, as Cartesian impedance controllers of arms do.
+MAX_ERROR = (0.2, 0.05)
+
+
+def clipped(error, max_error=MAX_ERROR):
+    """The rotation and position parts of ``error`` scaled down to the norms ``max_error``."""
+    out = error.copy()
+    for part, limit in zip((slice(0, 3), slice(3, 6)), max_error):
+        norm = np.linalg.norm(out[part])
+        if norm > limit:
+            out[part] *= limit / norm
+    return out
+
+
 def impedance_torque(J_star, drift, R_e, error, V_r, qdot, Lambda_q, q, q_null, gains):
     """``tau_c`` of the module doc from the generalized Jacobian, the drift twist ``Ad_1e^-1 mu``
     (body), the world rotation ``R_e`` of {e}, the pose error and the reference twist ``V_r``."""
     V_w = rotate_twist(R_e, drift + J_star @ qdot)
-    F_e = rotate_twist(R_e.T, -gains.stiffness * error - gains.damping * (V_w - V_r))
+    F_e = rotate_twist(R_e.T, -gains.stiffness * clipped(error) - gains.damping * (V_w - V_r))
     Li_JT = np.linalg.solve(Lambda_q, J_star.T)
     J_sharp_T = np.linalg.solve(J_star @ Li_JT, Li_JT.T)                   # J*#^T
     posture = -gains.nullspace_stiffness * (q - q_null) - gains.nullspace_damping * qdot
