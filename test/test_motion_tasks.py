@@ -194,15 +194,16 @@ def test_handover_changes_the_torque_by_less_than_5_percent_of_the_effort_limit_
 
 
 def test_the_default_setpoint_run_is_unchanged():
-    """The default scenario (no motion task) replays what it did before motion tasks existed."""
+    """The default scenario (no motion task) replays what main's controller did without motion tasks
+    (recorded at main f87db15)."""
     log, summary = orbital.run(orbital.OrbitalScenario(duration_s=0.5))
-    assert np.allclose(log["tau"][-1], [1.8215557441607293, -0.8405401312286557, 0.8063310683139426,
-                                        -4.124275928896183, 0.7775202130782024, -1.2113170128543918,
-                                        -0.029339480623833767], rtol=1e-9, atol=1e-12)
-    assert np.allclose(log["q"][-1], [0.2860721427279216, -0.46337261982632505, -0.3369382873275322,
-                                      -1.8209852426865571, 0.2442264996581363, 1.555551620451799,
-                                      1.1264261844242403], rtol=1e-9, atol=1e-12)
-    assert summary["final_joint_error_deg"] == pytest.approx(36.36329299162553, rel=1e-9)
+    assert np.allclose(log["tau"][-1], [-0.5305364814328085, 2.0014707659607245, -1.2290460127727263,
+                                        0.5091979384231787, 0.046981274294148355, 0.1200853231523343,
+                                        0.013121750882471132], rtol=1e-9, atol=1e-12)
+    assert np.allclose(log["q"][-1], [0.05254639010663154, -0.8091262713036299, 0.011384416598892694,
+                                      -2.3333563092309215, 0.03527806940577958, 1.4748108327577132,
+                                      0.8447947271462842], rtol=1e-9, atol=1e-12)
+    assert summary["final_joint_error_deg"] == pytest.approx(65.54851863800285, rel=1e-9)
 
 
 def test_short_closed_loop_runs_track_a_trajectory_and_reach_an_end_effector_target():
