@@ -32,7 +32,8 @@ def _orbital_parser(families):
     p.add_argument("--scenario", choices=("ideal", "realistic"), default="ideal",
                    help="ideal (default: the paper's conditions) or realistic (friction, model error, "
                         "quantized encoders, star tracker; orbital/realistic.py; dispersions drawn from --seed)")
-    p.add_argument("--duration", type=float, help="simulated seconds (default: 30 ideal, 60 realistic)")
+    p.add_argument("--duration", type=float, help="simulated seconds (default: 30 ideal, 60 realistic; 15 with "
+                                                  "--task trajectory or end-effector)")
     p.add_argument("--compensation", choices=COMPENSATIONS, default="tau2",
                    help="eq. 45 variant with the observer's mu (tau1, tau2), PD only (none), or "
                         "tau_hat_2 with the simulator's true mu (truth); default tau2")
@@ -49,6 +50,11 @@ def _orbital_parser(families):
     p.add_argument("--latency", type=float, default=0.02, help="pose latency in seconds")
     p.add_argument("--mass-error", type=float, default=0.0,
                    help="relative error of the spacecraft's mass and inertia in the controller's model")
+    p.add_argument("--task", choices=("setpoint", "trajectory", "end-effector"), default="setpoint",
+                   help="motion task: the scenario's set-point (eq. 52, default), a joint trajectory through "
+                        "waypoints, or an end-effector target 0.3 m away and rotated 30 deg (orbital/tasks.py)")
+    p.add_argument("--tumble-scale", type=float, default=1.0,
+                   help="the initial locked velocity as a multiple of the paper's [10, 1.14, 0] deg/s")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="out/orbital", help="report directory (default out/orbital)")
     p.add_argument("--ros", action="store_true",
@@ -89,6 +95,8 @@ def run_orbital(args):
     from ..orbital import scenario as orbital
     from ..orbital.campaign import INTEGRAL_TIME_S, campaign_scenario
 
+    if args.duration is None and args.task != "setpoint":
+        args.duration = 15.0
     if args.duration is not None and args.duration <= 0:
         raise ValueError(f"--duration must be > 0, got {args.duration}")
     out = Path(args.out)
@@ -121,6 +129,13 @@ def run_orbital(args):
             scenario = orbital.OrbitalScenario(**options)
     print(f"orbital scenario {scenario.name}{' over ROS 2 (mujoco_sim + floating_base_controller)' if args.ros else ''}: "
           f"{scenario.duration_s:g} s, compensation {compensation}, integral time {integral_time:g} s -> {out}/")
+    if args.tumble_scale != 1.0:
+        scenario = replace(scenario, mu0_omega_deg_s=tuple(args.tumble_scale * w for w in scenario.mu0_omega_deg_s))
+    if args.task != "setpoint":
+        if args.arm_urdf:
+            raise ValueError("--task trajectory|end-effector has waypoints and targets for the package's robot: "
+                             "not with --arm-urdf")
+        return _run_orbital_task(args, scenario, out, progress)
     if args.ros:
         from ..nodes import orbital_demo as demo
         log, summary = demo.run(scenario, progress=progress)
@@ -136,6 +151,25 @@ def run_orbital(args):
     if "ros_free" in summary:
         shown = {"ros": shown, "ros_free": summary["ros_free"]}
     print(json.dumps(shown, indent=2))
+
+
+TASK_KEYS = ["task", "tracking_rms_joint_error_deg", "final_joint_error_deg", "max_joint_error_deg",
+             "final_ee_position_error_m", "final_ee_orientation_error_deg", "min_ee_position_error_m",
+             "min_ee_orientation_error_deg", "ee_time_within_1mm_0.1deg_s", "torque_saturated_fraction", "status"]
+
+
+def _run_orbital_task(args, scenario, out, progress):
+    """``--task trajectory|end-effector``: the motion task in the ROS-free loop (orbital/tasks.py)."""
+    from ..orbital import tasks
+
+    if args.ros:
+        raise ValueError("--task with --ros is not implemented yet: run the task ROS-free")
+    print(f"orbital scenario, task {args.task}: {args.duration:g} s, compensation {args.compensation} -> {out}/")
+    log, summary = tasks.run_task(scenario, args.task, progress=progress)
+    write_json(out / "summary.json", summary)
+    write_csv(out / "timeseries.csv", log)
+    tasks.plot(out, log, summary)
+    print(json.dumps({k: summary.get(k) for k in TASK_KEYS}, indent=2))
 
 
 def _hopper_parser(families):

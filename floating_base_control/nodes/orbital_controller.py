@@ -9,6 +9,8 @@ Publishes   joint efforts (std_msgs/Float64MultiArray in ``joints`` order, for
             torque = angular, force = linear momentum about the world origin),
             ``~/compensation`` (Float64MultiArray: tau_hat_1 then tau_hat_2) and
             ``/diagnostics``.
+Motion      the ``task`` parameter, ``~/joint_trajectory``, ``~/reference``, ``~/target_pose``
+            and ``~/tracking_error``: see ``motion_commands.py``.
 
 One control step per timer tick, or per new joint state with
 ``tick_on_joint_state`` (the timer is then a watchdog); the estimates are
@@ -33,6 +35,7 @@ from ..validation import FloatingBaseError
 from . import messages as m
 from . import runtime as rt
 from .controller_base import ControlNode
+from .motion_commands import MotionCommands
 from .params import ROBOT_PARAMS, controller_params, robot_options
 
 NAME = "floating_base_controller"
@@ -76,6 +79,7 @@ class ControllerNode(ControlNode):
         pose_type = Odometry if self._p("base_pose_type") == "odometry" else PoseStamped
         self.create_subscription(pose_type, self._p("base_pose_topic"), self._on_pose, 10)
         self.estimate_every = max(1, round(self._p("control_rate_hz") / self._p("estimate_rate_hz")))
+        self.motion_commands = MotionCommands(self, self.model, self.controller)
 
     def apply_parameters(self):
         """Rebuild gains and limits from the parameters; the next tick uses them."""
@@ -91,6 +95,7 @@ class ControllerNode(ControlNode):
         self.watchdog.config = WatchdogConfig({"joint state": self._p("watchdog.max_joint_state_age"),
                                                "base pose": self._p("watchdog.max_base_pose_age")},
                                               self._p("watchdog.safe_mode"), self._p("watchdog.safe_damping"))
+        self.motion_commands.apply_parameters()
 
     def on_activate(self, state):
         self.hold_pending = self._p("hold_on_activate")
@@ -122,6 +127,7 @@ class ControllerNode(ControlNode):
             self.hold_pending = False
             self._hold_measured_position()
         samples, self.poses = self.poses, []
+        self.motion_commands.motion(now, self.q)
         self.out = self.controller.step(now, self.q, self.qdot, samples)
         self.saturated = self.out.saturated
         return [self.out.tau]
@@ -130,6 +136,7 @@ class ControllerNode(ControlNode):
         self.limits.update(self.q, self.qdot, self.saturated)
         if self.tick % self.estimate_every == 0 and np.isfinite(self.out.tau).all():
             self._publish_estimates(self.out)
+            self.motion_commands.publish()
 
     def _hold_measured_position(self):
         """``hold_on_activate``: every set-point becomes the measured position (within its range),
@@ -177,7 +184,7 @@ class ControllerNode(ControlNode):
             est = obs.estimate()
             values["observer_error_eps"] = float(np.linalg.norm(est.eps))
             values["locked_velocity_norm"] = float(np.linalg.norm(est.mu_hat_o))
-        return values
+        return {**values, **self.motion_commands.diagnostic_values()}
 
 
 def main(args=None):

@@ -130,6 +130,44 @@ def controller_params(joint_names, position_limits, effort_limits):
             ParamSpec(f"effort_limit.{j}", effort, f"torque limit of {j} (N m), at most the URDF's",
                       (0.0, effort)),
         ]
+    return specs + motion_params()
+
+
+#: Motion tasks of the controller node: eq. 52 on the set-point parameters, joint tracking of
+#: ~/joint_trajectory and ~/reference, or the end-effector impedance to ~/target_pose.
+MOTION_TASKS = ("setpoint", "joint", "end_effector")
+CARTESIAN_AXES = ("rx", "ry", "rz", "x", "y", "z")
+
+
+def motion_params():
+    """Parameters of the motion tasks (docs/MOTION.md): the task, its limits and the Cartesian impedance."""
+    specs = [
+        ParamSpec("task", "setpoint", "motion task: setpoint (eq. 52 on the setpoint parameters), joint "
+                  "(track ~/joint_trajectory and ~/reference with the stiffness and damping parameters) or "
+                  "end_effector (Cartesian impedance to ~/target_pose); switched while active by a blend",
+                  choices=MOTION_TASKS),
+        ParamSpec("task_blend_s", 0.5, "duration of the blend from one task to the next (s)", (0.01, 10.0)),
+        ParamSpec("trajectory.max_acceleration", 5.0, "acceleration limit of what the joint task tracks "
+                  "(rad/s^2, every joint; velocity limits: the URDF's)", (0.01, 1000.0)),
+        ParamSpec("reference.max_age", 1.0, "references stamped earlier than this (s) are refused as stale",
+                  (0.001, 3600.0)),
+        ParamSpec("end_effector.frame", "", "frame driven by the end-effector task ('': the URDF's last frame)",
+                  read_only=True),
+        ParamSpec("end_effector.max_speed", 0.1, "speed of the reference toward a target (m/s)", (0.001, 2.0)),
+        ParamSpec("end_effector.max_angular_speed", 0.3, "angular speed of the reference toward a target "
+                  "(rad/s)", (0.001, 5.0)),
+        ParamSpec("end_effector.nullspace_stiffness", 5.0, "posture stiffness in the null space, every joint "
+                  "(N m/rad)", (0.0, 1000.0)),
+        ParamSpec("end_effector.nullspace_damping", 0.2, "posture damping in the null space, every joint "
+                  "(N m s/rad)", (0.0, 100.0)),
+    ]
+    for axis in CARTESIAN_AXES:
+        unit = ("N m/rad", "N m s/rad") if axis.startswith("r") else ("N/m", "N s/m")
+        stiff, damp = (50.0, 2.0) if axis.startswith("r") else (2000.0, 150.0)
+        specs += [ParamSpec(f"end_effector.stiffness.{axis}", stiff, f"Cartesian stiffness along world {axis} "
+                            f"({unit[0]})", (0.0, 1e5)),
+                  ParamSpec(f"end_effector.damping.{axis}", damp, f"Cartesian damping along world {axis} "
+                            f"({unit[1]})", (0.001, 1e4))]
     return specs
 
 

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.rel_fast import locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, shape_row
+from ..dynamics.rel_fast import locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row
 from ..dynamics.rel_matrices import spatial_momentum
 from ..estimation.observer import MomentumObserver, ObserverGains
 from ..lie import SWAP
@@ -99,11 +99,15 @@ class OrbitalController:
     """Observer + momentum-compensating shape controller of seed 002, Lemma 11.
 
     ``compensation`` is one of :data:`shape.COMPENSATIONS`; ``"truth"`` needs
-    the true locked velocity at every step (a simulation-only baseline).
+    the true locked velocity at every step (a simulation-only baseline).  ``motion``
+    (default ``None``: eq. 52 about ``q_d``) is a motion task providing ``tau_c``
+    (:class:`~floating_base_control.control.tracking.JointTask`,
+    :class:`~floating_base_control.control.end_effector.EndEffectorTask`); it may be
+    replaced between ticks.
     """
 
     def __init__(self, model, q_d, shape_gains, observer_gains=None, compensation="tau2",
-                 torque_limits=None):
+                 torque_limits=None, motion=None):
         self.model = model
         self.ws = model.create_data()
         self.task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits)
@@ -112,6 +116,8 @@ class OrbitalController:
         self.observer = MomentumObserver(observer_gains or ObserverGains())
         self.compensation = compensation
         self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
+        self.motion = motion
+        self._motion_ws = model.create_data()      # the motion task's REL terms (not the tick's workspace)
 
     # Checked when set (the ROS node replaces them between ticks): sizes must match the model.
     @property
@@ -170,6 +176,12 @@ class OrbitalController:
             self.observer.add_pose(g, t_taken, t)
         self.observer.resync(t)
 
+    def _motion_torque(self, t, q, qdot, mu):
+        """``tau_c`` of the motion task, from the REL terms at ``(q, qdot, mu)`` (its own workspace)."""
+        terms = rel_terms(self.model, self._motion_ws, q, qdot, mu)
+        return self.motion.torque(t, q, qdot, terms, mu, self._compensation,
+                                  self.observer.g_hat if self.observer.initialized else None)
+
     def step(self, t, q, qdot, pose_samples=(), mu_true=None):
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
         ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
@@ -198,9 +210,13 @@ class OrbitalController:
         if compensation == "tau1":
             tau_hat_1 = tau_hat_2 + shape_row(ws, mu_qdot_cc_forces(model, ws, mu_o, qdot, A_qdot, c_mu)[1])
         del c_mu
-        tau_c = self.task.torque(t, q, qdot, self._q_d, self._shape_gains)
+        if self.motion is None:
+            tau_c = self.task.torque(t, q, qdot, self._q_d, self._shape_gains)
+        else:
+            tau_c = self._motion_torque(t, q, qdot, mu_o[SWAP] if mu_c is None else mu_c)
         feedforward = tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none" else 0.0
         tau = clip(tau_c + feedforward, self._torque_limits, self._neg_torque_limits)
-        self.task.integrate(self._shape_gains, tau, self._torque_limits)
+        if self.motion is None:
+            self.task.integrate(self._shape_gains, tau, self._torque_limits)
         return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o[SWAP], model, q, qdot, mu_c, V1_hat,
                              obs.g_hat_se3)

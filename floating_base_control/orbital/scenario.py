@@ -108,8 +108,11 @@ def configuration_check(scenario, model):
     return sampling, verdicts.thresholds(scenario, sampling.natural_frequency)
 
 
-def run(scenario, progress=None):
-    """Run the closed loop; returns ``(log, summary)`` (arrays per logged tick, and a dict)."""
+def run(scenario, progress=None, motion=None, evaluate=None):
+    """Run the closed loop; returns ``(log, summary)`` (arrays per logged tick, and a dict).
+
+    ``motion``: the controller's motion task (default: eq. 52 about ``q_d``); ``evaluate(t, g1, q)``:
+    more ground-truth columns of the log (a dict; its ``dq_norm_deg`` replaces the set-point error)."""
     urdf_path = scenario.urdf or orbital_robot_urdf()
     truth_model = FloatingBaseModel.from_urdf(urdf_path)          # evaluation only
     model = controller_model(scenario, urdf_path)
@@ -128,7 +131,8 @@ def run(scenario, progress=None):
                              position=scenario.pose_position, rate_jitter=scenario.pose_rate_jitter,
                              latency_jitter_s=scenario.pose_latency_jitter_s, dropout=scenario.pose_dropout)
     gains = ShapeGains(scenario.stiffness, scenario.damping, integral_gains(scenario))
-    controller = OrbitalController(model, scenario.q_d, gains, scenario.observer, scenario.compensation)
+    controller = OrbitalController(model, scenario.q_d, gains, scenario.observer, scenario.compensation,
+                                   motion=motion)
     q0 = np.array(scenario.q0, dtype=float)
     mu0 = np.r_[np.deg2rad(scenario.mu0_omega_deg_s), scenario.mu0_v]
     plant.set_state(np.eye(4), q0, mu0, np.zeros(truth_model.n))   # qdot = 0: V1 = mu
@@ -155,6 +159,8 @@ def run(scenario, progress=None):
             if mu is None:
                 mu = truth_model.locked_velocity(q, V1, qdot)     # for the evaluation only: after the tick
             row = _evaluate(scenario, truth_model, controller, plant, out, t, g1, q, qdot, mu)
+            if evaluate is not None:
+                row.update(evaluate(t, g1, q))
             log.append(row)
             status = verdicts.divergence(row, out.tau, log.rows[0]["dq_norm_deg"], limits["divergence"])
             if status != "completed":

@@ -1,0 +1,197 @@
+"""End-effector task of a free-floating robot: Cartesian impedance to a world-frame target pose.
+
+The end-effector frame {e} (any frame of the model) is at ``g_e = g1 g_1e(q)``.  Its body
+twist follows from eq. 9 (``V1 = mu - A_l qdot``)::
+
+    V_e = Ad_1e^-1 V1 + J_e(q) qdot = Ad_1e^-1 mu + J*(q) qdot,    J* = J_e - Ad_1e^-1 A_l
+
+``J*`` is the generalized Jacobian of the free-floating robot (Umetani and Yoshida 1989)
+in the locked-velocity form of seed 002, and ``Ad_1e^-1 mu`` the drift the system's
+momentum causes: the damping acts on the whole twist, drift included.  The pose
+error and the impedance are expressed in the world-aligned frame at {e} (axes of
+the inertial frame, origin at {e}), where stiffness and damping are given per axis::
+
+    e_w = [log(R_e R_r^T); p_e - p_r],   F_w = -K_x clip(e_w) - D_x (V_w - V_r),   V_w = blkdiag(R_e, R_e) V_e
+    tau_c = J*^T blkdiag(R_e, R_e)^T F_w + N^T (-K_n (q - q_n) - D_n qdot)
+
+The target is approached along a pose reference ``g_r(t)`` (:class:`PoseReference`:
+straight line and constant-axis rotation with a quintic time scaling, bounded
+Cartesian speeds), and the damping acts on ``V_w - V_r``, so a far target gives no
+torque step.  With the dynamically consistent null-space projector ``N^T = I - J*^T J*#^T``,
+``J*# = Lambda_q^-1 J*^T (J* Lambda_q^-1 J*^T)^-1`` (``Lambda_q``: reduced shape inertia,
+eq. 19a).  ``g1`` and ``mu`` are the observer's estimates; nothing else of the base is used.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from .. import validation as check
+from ..lie import SWAP, Ad_inv
+from ..validation import InputError
+
+
+@dataclass
+class CartesianGains:
+    """Cartesian impedance ``[rotation (3); translation (3)]`` per world axis, and the null-space posture."""
+
+    stiffness: np.ndarray                  #: K_x: N m/rad (rotation), N/m (translation)
+    damping: np.ndarray                    #: D_x: N m s/rad, N s/m
+    nullspace_stiffness: np.ndarray        #: K_n per joint, N m/rad
+    nullspace_damping: np.ndarray          #: D_n per joint, N m s/rad
+
+    def __post_init__(self):
+        self.stiffness = check.vector("Cartesian stiffness", self.stiffness, 6)
+        self.damping = check.vector("Cartesian damping", self.damping, 6)
+        if (self.stiffness < 0).any() or (self.damping <= 0).any():
+            raise InputError("Cartesian stiffness must be >= 0 and damping > 0, got "
+                             f"{self.stiffness.tolist()}, {self.damping.tolist()}")
+        self.nullspace_stiffness = np.asarray(self.nullspace_stiffness, dtype=float)
+        self.nullspace_damping = np.asarray(self.nullspace_damping, dtype=float)
+        if (self.nullspace_stiffness < 0).any() or (self.nullspace_damping < 0).any():
+            raise InputError("null-space stiffness and damping must be >= 0")
+
+
+def frame_id(model, name):
+    """Index of the frame ``name`` in the model (``InputError`` listing the frames if unknown)."""
+    if not model.pin_model.existFrame(name):
+        raise InputError(f"unknown end-effector frame {name!r}; frames: {[f.name for f in model.pin_model.frames]}")
+    return model.pin_model.getFrameId(name)
+
+
+class FrameWorkspace:
+    """Preallocated Pinocchio data for frame kinematics with the base at the identity."""
+
+    def __init__(self, model):
+        self.pin_model = model.pin_model
+        self.data = self.pin_model.createData()
+        self.q_pin = pin.neutral(self.pin_model)
+
+
+def frame_kinematics(ws, fid, q):
+    """``(g_1e, J_e)``: the frame's pose in the base frame {1} and its body Jacobian w.r.t. ``q``
+    (6 x n, ``[omega; v]`` rows), at shape ``q`` with the base fixed."""
+    ws.q_pin[7:] = q
+    pin.computeJointJacobians(ws.pin_model, ws.data, ws.q_pin)
+    g = pin.updateFramePlacement(ws.pin_model, ws.data, fid).homogeneous
+    J = pin.getFrameJacobian(ws.pin_model, ws.data, fid, pin.LOCAL)
+    return g, J[SWAP, 6:]
+
+
+def generalized_jacobian(g_1e, J_e, A_l):
+    """``(J*, Ad_1e^-1)``: ``V_e = Ad_1e^-1 mu + J* qdot`` with ``J* = J_e - Ad_1e^-1 A_l`` (module doc)."""
+    Ad_e1 = Ad_inv(g_1e)
+    return J_e - Ad_e1 @ A_l, Ad_e1
+
+
+def pose_error(g, g_target):
+    """``[log(R R_t^T); p - p_t]``: rotation vector and position error in the world axes."""
+    rotation = pin.log3(g[:3, :3] @ g_target[:3, :3].T)
+    return np.r_[rotation, g[:3, 3] - g_target[:3, 3]]
+
+
+def rotate_twist(R, V):
+    """``blkdiag(R, R) V``: a body twist or wrench in the axes of ``R``'s reference frame."""
+    return np.r_[R @ V[:3], R @ V[3:]]
+
+
+class PoseReference:
+    """From pose ``g0`` at ``t0`` to ``g1``: ``p = p0 + s (p1 - p0)``, ``R = exp(s log(R1 R0^T)) R0`` with the
+    quintic rest-to-rest ``s(t)``, its duration set by the speeds ``v_max`` (m/s) and ``w_max`` (rad/s)."""
+
+    def __init__(self, t0, g0, g1, v_max, w_max):
+        self.t0, self.g0, self.g1 = t0, g0.copy(), g1.copy()
+        self.delta = pose_error(g1, g0)                       # [rotation vector; displacement], world axes
+        peak = max(np.linalg.norm(self.delta[:3]) / w_max, np.linalg.norm(self.delta[3:]) / v_max)
+        self.T = max(15 / 8 * peak, 1e-3)
+
+    def sample(self, t):
+        """``(g_r, V_r)``: the reference pose and its world-aligned twist ``[omega; pdot]`` at ``t``."""
+        x = min(max((t - self.t0) / self.T, 0.0), 1.0)
+        s = x**3 * (10 - 15 * x + 6 * x**2)
+        s_dot = 30 * x**2 * (1 - x)**2 / self.T
+        g = np.eye(4)
+        g[:3, :3] = pin.exp3(s * self.delta[:3]) @ self.g0[:3, :3]
+        g[:3, 3] = self.g0[:3, 3] + s * self.delta[3:]
+        return g, s_dot * self.delta
+
+
+#: The pose error fed to the stiffness is clipped to these norms (rad, m): a jump of the base pose estimate
+#: or a far reference then gives a bounded wrench, as Cartesian impedance controllers of arms do.
+MAX_ERROR = (0.2, 0.05)
+
+
+def clipped(error, max_error=MAX_ERROR):
+    """The rotation and position parts of ``error`` scaled down to the norms ``max_error``."""
+    out = error.copy()
+    for part, limit in zip((slice(0, 3), slice(3, 6)), max_error):
+        norm = np.linalg.norm(out[part])
+        if norm > limit:
+            out[part] *= limit / norm
+    return out
+
+
+def impedance_torque(J_star, drift, R_e, error, V_r, qdot, Lambda_q, q, q_null, gains):
+    """``tau_c`` of the module doc from the generalized Jacobian, the drift twist ``Ad_1e^-1 mu``
+    (body), the world rotation ``R_e`` of {e}, the pose error and the reference twist ``V_r``."""
+    V_w = rotate_twist(R_e, drift + J_star @ qdot)
+    F_e = rotate_twist(R_e.T, -gains.stiffness * clipped(error) - gains.damping * (V_w - V_r))
+    Li_JT = np.linalg.solve(Lambda_q, J_star.T)
+    J_sharp_T = np.linalg.solve(J_star @ Li_JT, Li_JT.T)                   # J*#^T
+    posture = -gains.nullspace_stiffness * (q - q_null) - gains.nullspace_damping * qdot
+    return J_star.T @ F_e + posture - J_star.T @ (J_sharp_T @ posture)
+
+
+class EndEffectorTask:
+    """Drive ``frame`` to a world target pose with :class:`CartesianGains` and posture ``q_null``, along a
+    :class:`PoseReference` at most ``v_max`` m/s and ``w_max`` rad/s fast; until the first target
+    (:meth:`command`) the pose of the first tick is held.  :meth:`torque` is the ``tau_c`` of
+    :class:`OrbitalController` (it needs the observer's base pose)."""
+
+    name = "end_effector"
+
+    def __init__(self, model, frame, gains, q_null, v_max=0.1, w_max=0.2):
+        self.fid = frame_id(model, frame)
+        self.frame = frame
+        self.gains = gains
+        self.q_null = check.vector("q_null", q_null, model.n)
+        self.v_max, self.w_max = v_max, w_max
+        self.ws = FrameWorkspace(model)
+        self.reference = None              #: :class:`PoseReference` followed (from the first tick with a pose)
+        self.pending = None                #: ``(start_time, target)`` not started yet
+        self.error = np.zeros(6)           #: estimated pose error ``e_w`` to the reference at the last tick
+
+    @property
+    def target(self):
+        """The world pose the reference ends at (``None`` while a command is pending or before the first
+        tick with a base pose)."""
+        return None if self.pending or self.reference is None else self.reference.g1
+
+    def command(self, target, start_time=-np.inf, relative=False):
+        """Move to ``target`` (4x4 world pose) from ``start_time`` on, from where the reference is then;
+        ``relative``: ``target = [R_d, p_d]`` is a displacement in the world axes, applied there
+        (``[R_d R_r, p_r + p_d]``)."""
+        self.pending = (float(start_time), check.pose("target pose", target), relative)
+
+    def _reference_at(self, t, g_e):
+        if self.reference is None:
+            self.reference = PoseReference(t, g_e, g_e, self.v_max, self.w_max)
+        if self.pending is not None and t >= self.pending[0]:
+            start, (_, target, relative) = self.reference.sample(t)[0], self.pending
+            if relative:
+                target = np.block([[target[:3, :3] @ start[:3, :3], (start[:3, 3] + target[:3, 3])[:, None]],
+                                   [np.array([[0.0, 0.0, 0.0, 1.0]])]])
+            self.reference = PoseReference(t, start, target, self.v_max, self.w_max)
+            self.pending = None
+        return self.reference.sample(t)
+
+    def torque(self, t, q, qdot, terms, mu, compensation, g_hat=None):
+        if g_hat is None:       # no base pose yet: no world target either, only damp the joints
+            return -self.gains.nullspace_damping * qdot
+        g_1e, J_e = frame_kinematics(self.ws, self.fid, q)
+        J_star, Ad_e1 = generalized_jacobian(g_1e, J_e, terms.A_l)
+        g_e = g_hat @ g_1e
+        g_r, V_r = self._reference_at(t, g_e)
+        self.error = pose_error(g_e, g_r)
+        return impedance_torque(J_star, Ad_e1 @ mu, g_e[:3, :3], self.error, V_r, qdot, terms.Lambda_q, q,
+                                self.q_null, self.gains)

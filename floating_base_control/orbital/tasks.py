@@ -1,0 +1,187 @@
+"""Motion tasks of the orbital scenario: a joint trajectory and an end-effector target (issue 16).
+
+``run_task(scenario, task)`` runs :func:`~floating_base_control.orbital.scenario.run` with
+the controller's ``tau_c`` from a motion task and adds, to the log and the summary,
+the tracking errors measured on the simulator's ground truth:
+
+* ``trajectory``: a smooth (quintic) joint trajectory from ``q0`` through
+  :attr:`TaskSettings.via` to ``q_d``, sent at ``trajectory_start_s`` (once the
+  observer has settled, as a client would), tracked by
+  :class:`~floating_base_control.control.tracking.JointTask`;
+* ``end-effector``: the joints held at ``q0`` until ``ee_start_s`` (the observer has
+  settled), then ``ee_frame`` driven to a world target ``ee_offset_m`` away from where
+  it is then and rotated ``ee_rotation_deg`` about ``ee_rotation_axis`` (world axes), by
+  :class:`~floating_base_control.control.end_effector.EndEffectorTask`, handed over in
+  ``ee_blend_s``.  With the scenario's momentum the whole robot tumbles at ~10 deg/s:
+  an end effector held still in the inertial frame needs the joints to keep moving, so
+  a hold lasts only seconds before the arm runs into a singularity or a limit.
+"""
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+
+from ..control.end_effector import CartesianGains, EndEffectorTask, FrameWorkspace, frame_id, frame_kinematics
+from ..control.motion import Handover
+from ..control.shape import ShapeGains
+from ..control.trajectory import TrajectoryReference, Waypoint
+from ..control.tracking import JointTask
+from ..resources import orbital_robot_urdf
+from . import scenario as orbital
+
+TASKS = ("setpoint", "trajectory", "end-effector")
+
+
+@dataclass
+class TaskSettings:
+    """The tasks' references and gains (SI units unless the name says otherwise)."""
+
+    trajectory_start_s: float = 3.0
+    via: tuple = ((0.0, -0.8, 0.0, -2.3, 0.0, 1.5, 0.8), (0.4, -0.6, -0.4, -2.0, 0.4, 1.2, 1.2))
+    segment_s: float = 3.0                               #: time between waypoints
+    acceleration_limit: float = 5.0                      #: rad/s^2, every joint
+    stiffness: tuple = (600.0, 600.0, 400.0, 400.0, 100.0, 100.0, 50.0)
+    damping: tuple = (60.0, 60.0, 30.0, 30.0, 5.0, 5.0, 1.5)
+    ee_frame: str = "panda_link8"
+    ee_start_s: float = 10.0                             #: the target is sent then (joints held before)
+    ee_blend_s: float = 0.5                              #: handover from the joint hold to the impedance
+    ee_speed: float = 0.3                                #: m/s, of the reference toward the target
+    ee_angular_speed: float = 0.6                        #: rad/s
+    ee_offset_m: tuple = (0.0, 0.3, 0.0)                 #: world frame
+    ee_rotation_deg: float = 30.0
+    ee_rotation_axis: tuple = (0.0, 0.0, 1.0)            #: world frame
+    ee_stiffness: tuple = (50.0, 50.0, 50.0, 2000.0, 2000.0, 2000.0)
+    ee_damping: tuple = (2.0, 2.0, 2.0, 150.0, 150.0, 150.0)
+    nullspace_stiffness: tuple = (20.0, 20.0, 20.0, 20.0, 5.0, 5.0, 2.0)
+    nullspace_damping: tuple = (5.0, 5.0, 2.0, 2.0, 0.5, 0.5, 0.2)
+
+    def to_dict(self):
+        return asdict(self)
+
+
+def waypoints(settings, q0, q_d):
+    """Quintic waypoints through ``via`` to ``q_d``: zero accelerations, velocities by central differences
+    of the neighbouring points, at rest at the end."""
+    points = [np.asarray(q0, dtype=float)] + [np.asarray(p, dtype=float) for p in settings.via] \
+        + [np.asarray(q_d, dtype=float)]
+    out = []
+    for i in range(1, len(points)):
+        last = i == len(points) - 1
+        v = np.zeros_like(q0) if last else (points[i + 1] - points[i - 1]) / (2 * settings.segment_s)
+        out.append(Waypoint(i * settings.segment_s, points[i], v, np.zeros_like(v)))
+    return out
+
+
+def ee_displacement(settings):
+    """The target's displacement from the end effector's pose when it is sent, in the world axes."""
+    axis = np.asarray(settings.ee_rotation_axis, dtype=float)
+    D = np.eye(4)
+    D[:3, :3] = pin.exp3(np.deg2rad(settings.ee_rotation_deg) * axis / np.linalg.norm(axis))
+    D[:3, 3] = settings.ee_offset_m
+    return D
+
+
+def joint_hold(model, q0, settings):
+    """The joint task holding ``q0`` (what the arm does before the end-effector target arrives)."""
+    reference = TrajectoryReference(q0, model.position_limits, model.velocity_limits,
+                                    np.full(model.n, settings.acceleration_limit))
+    return JointTask(model, reference, ShapeGains(settings.stiffness, settings.damping))
+
+
+def build(task, scenario, model, settings):
+    """``(motion, evaluate)`` for :func:`orbital.run`: the motion task and its ground-truth columns."""
+    q0 = np.array(scenario.q0, dtype=float)
+    if task == "trajectory":
+        motion = joint_hold(model, q0, settings)
+        reference = motion.reference
+        reference.command(settings.trajectory_start_s, waypoints(settings, q0, scenario.q_d))
+
+        def evaluate(t, g1, q):
+            return {"dq_norm_deg": np.rad2deg(np.linalg.norm(q - reference.sample(t).q))}
+        return motion, evaluate
+    if task == "end-effector":
+        gains = CartesianGains(settings.ee_stiffness, settings.ee_damping, settings.nullspace_stiffness,
+                               settings.nullspace_damping)
+        ee = EndEffectorTask(model, settings.ee_frame, gains, q0, settings.ee_speed, settings.ee_angular_speed)
+        ee.command(ee_displacement(settings), settings.ee_start_s, relative=True)
+        motion = Handover(joint_hold(model, q0, settings), ee, settings.ee_start_s, settings.ee_blend_s)
+        ws, fid = FrameWorkspace(model), frame_id(model, settings.ee_frame)
+
+        def evaluate(t, g1, q):
+            g_e = g1 @ frame_kinematics(ws, fid, q)[0]
+            row = {"dq_norm_deg": np.nan, "ee_position": g_e[:3, 3].copy(),
+                   "ee_position_error_m": np.nan, "ee_orientation_error_deg": np.nan}
+            if ee.target is not None:
+                row["ee_position_error_m"] = np.linalg.norm(g_e[:3, 3] - ee.target[:3, 3])
+                row["ee_orientation_error_deg"] = np.rad2deg(np.linalg.norm(pin.log3(g_e[:3, :3] @
+                                                                                     ee.target[:3, :3].T)))
+            return row
+        return motion, evaluate
+    raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+
+
+def run_task(scenario, task, settings=None, progress=None):
+    """Run ``scenario`` with ``task`` (one of :data:`TASKS`); returns ``(log, summary)``."""
+    settings = settings or TaskSettings()
+    if task == "setpoint":
+        log, summary = orbital.run(scenario, progress)
+        summary.update(task=task, tracking_rms_joint_error_deg=float(np.sqrt(np.mean(log["dq_norm_deg"] ** 2))))
+        return log, summary
+    model = orbital.controller_model(scenario, scenario.urdf or orbital_robot_urdf())
+    motion, evaluate = build(task, scenario, model, settings)
+    log, summary = orbital.run(scenario, progress, motion=motion, evaluate=evaluate)
+    summary.update(task_summary(task, log), task_settings=settings.to_dict())
+    return log, summary
+
+
+def task_summary(task, log):
+    """The task's keys of ``summary.json``: RMS over the whole run, "final" the mean over the last second
+    (as ``final_joint_error_deg``, which for a trajectory is the error to the reference)."""
+    if task == "trajectory":
+        return {"task": task, "tracking_rms_joint_error_deg": float(np.sqrt(np.mean(log["dq_norm_deg"] ** 2))),
+                "max_joint_error_deg": float(log["dq_norm_deg"].max())}
+    t, position, orientation = log["t"], log["ee_position_error_m"], log["ee_orientation_error_deg"]
+    last = t >= t[-1] - 1.0
+    within = (position < 1e-3) & (orientation < 0.1)          # NaN (no target yet) compares False
+    return {"task": task, "tracking_rms_joint_error_deg": None, "final_joint_error_deg": None,
+            "final_ee_position_error_m": float(position[last].mean()),
+            "final_ee_orientation_error_deg": float(orientation[last].mean()),
+            "min_ee_position_error_m": float(np.nanmin(position)),
+            "min_ee_orientation_error_deg": float(np.nanmin(orientation)),
+            "ee_time_within_1mm_0.1deg_s": float(within.sum() * np.median(np.diff(t)))}
+
+
+def plot(out_dir, log, summary):
+    """``tracking.png``: the task's error on the ground truth (and, for the end effector, its path)."""
+    from ..results import pyplot
+    plt = pyplot()
+    t = log["t"]
+    title = f"task {summary['task']}, compensation {summary['compensation']}"
+    if summary["task"] == "end-effector":
+        fig, (a, b, c) = plt.subplots(3, 1, figsize=(8, 10))
+        a.semilogy(t, log["ee_position_error_m"] * 1e3, label="position error [mm]")
+        a.semilogy(t, log["ee_orientation_error_deg"], label="orientation error [deg]")
+        a.axhline(1.0, color="gray", ls=":")
+        a.axhline(0.1, color="gray", ls="--")
+        a.set_ylabel("end-effector error (ground truth)")
+        a.set_xlabel("time [s]")
+        a.legend()
+        for ax, (i, j) in zip((b, c), ((0, 1), (1, 2))):
+            ax.plot(log["ee_position"][:, i], log["ee_position"][:, j], lw=0.8, label="end-effector path")
+            ax.plot(*log["ee_position"][-1, [i, j]], "o", label="end")
+            ax.set_xlabel(f"world {'xyz'[i]} [m]")
+            ax.set_ylabel(f"world {'xyz'[j]} [m]")
+            ax.set_aspect("equal", adjustable="datalim")
+            ax.legend()
+    else:
+        fig, a = plt.subplots(1, 1, figsize=(8, 4))
+        a.semilogy(t, np.maximum(log["dq_norm_deg"], 1e-6))
+        a.axhline(0.05, color="gray", ls=":", label="0.05 deg")
+        a.set_ylabel(r"tracking error $|q - q_r(t)|$ [deg]")
+        a.set_xlabel("time [s]")
+        a.legend()
+    a.set_title(title)
+    fig.tight_layout()
+    fig.savefig(Path(out_dir) / "tracking.png", dpi=110)
+    plt.close(fig)
