@@ -17,8 +17,10 @@ states on ``joint_states_topic`` (mapped by name, checked, stamped:
 ``control``, ``on_fault``, ``safe_commands``, ``publish_commands`` and
 ``diagnostic_values``, and may check parameter values with ``check_parameters``.
 An exception in the control step is reported like unusable input (safe command,
-``/diagnostics``); leaving the active state (deactivate, shutdown, SIGINT) sends
-zero commands once, since an effort interface keeps the last command.  A subclass whose step must follow
+``/diagnostics``); leaving the active state (deactivate, shutdown, SIGINT, SIGTERM)
+stops the ticks, then sends zero commands once and waits (briefly) until every
+subscriber acknowledged them, since an effort interface keeps the last command;
+subclasses list their command publishers in ``command_publishers``.  A subclass whose step must follow
 each new set of inputs sets ``tick_on_input`` and calls :meth:`input_tick`
 when one is complete; the timer then only ticks (with the safe command) when
 inputs stop arriving.  Work that need not delay the command (publishing
@@ -31,6 +33,7 @@ from collections import deque
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.duration import Duration
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 
@@ -41,6 +44,9 @@ from ..validation import FloatingBaseError
 from . import messages as m
 from . import runtime as rt
 
+#: Longest wait (s) for the subscribers' acknowledgement of the zero command when the node stops.
+STOP_ACK_TIMEOUT = 0.5
+
 
 class ControlNode(LifecycleNode):
     def __init__(self, name, specs, **kwargs):
@@ -49,7 +55,8 @@ class ControlNode(LifecycleNode):
         for spec in specs:
             if not self.has_parameter(spec.name):
                 self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
-        self.configured = self.active = False
+        self.configured = self.active = self.finalized = False
+        self.command_publishers = []
         self.tick_on_input = False
         self.last_tick = -np.inf
         self.collector = CollectBetweenTicks()
@@ -135,12 +142,19 @@ class ControlNode(LifecycleNode):
         return super().on_deactivate(state)
 
     def _stop(self):
-        """Leave the active state: zero commands once (an effort interface holds the last one), no timer."""
-        if self.active:
-            self.publish_commands([np.zeros_like(c) for c in self.safe_commands(self.now())])
-            self.destroy_timer(self.timer)
-            self.active = False
-            self.collector.stop()
+        """Leave the active state: no tick from now on (one already queued returns at once), then
+        zero commands once (an effort interface holds the last one), acknowledged by every
+        reliable subscriber or given up after ``STOP_ACK_TIMEOUT`` (logged)."""
+        if not self.active:
+            return
+        self.active = False
+        self.destroy_timer(self.timer)
+        self.collector.stop()
+        self.publish_commands([np.zeros_like(c) for c in self.safe_commands(self.now())])
+        timeout = Duration(seconds=STOP_ACK_TIMEOUT)
+        if not all([pub.wait_for_all_acked(timeout) for pub in self.command_publishers]):
+            self.get_logger().warning(f"zero command not acknowledged by every subscriber within "
+                                      f"{STOP_ACK_TIMEOUT} s")
 
     def on_cleanup(self, state):
         """Destroy what ``on_configure`` created (publishers, subscriptions, timers)."""
@@ -155,7 +169,9 @@ class ControlNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state):
+        """Finalized: zero commands if active; the process ends (``runtime.spin``)."""
         self._stop()
+        self.finalized = True
         return TransitionCallbackReturn.SUCCESS
 
     def destroy_node(self):
@@ -192,6 +208,8 @@ class ControlNode(LifecycleNode):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _tick(self):
+        if not self.active:               # queued before the node left the active state
+            return
         started = time.perf_counter()
         now = self.now()
         reasons = self.input_reasons(now)

@@ -71,6 +71,7 @@ class HopperControllerNode(ControlNode):
         self.cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("command_topic"), 10)
         self.base_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("base_torque_topic"), 10)
         self.cmd, self.base_cmd = Float64MultiArray(), Float64MultiArray()
+        self.command_publishers = [self.cmd_pub, self.base_pub]
         self.create_subscription(Odometry, self._p("base_odometry_topic"), self._on_odometry, rt.LATEST_ONLY)
         self.create_subscription(WrenchStamped, self._p("foot_force_topic"), self._on_force, rt.LATEST_ONLY)
 

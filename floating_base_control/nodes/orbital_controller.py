@@ -73,8 +73,9 @@ class ControllerNode(ControlNode):
         self.momentum_msg.header.frame_id = world
         self.comp_msg = Float64MultiArray()
         self.tick_on_input = self._p("tick_on_joint_state")
+        self.command_publishers = [self.cmd_pub]
         pose_type = Odometry if self._p("base_pose_type") == "odometry" else PoseStamped
-        self.create_subscription(pose_type, self._p("base_pose_topic"), self._on_pose, 10)
+        self.create_subscription(pose_type, self._p("base_pose_topic"), self._on_pose, rt.SENSOR_SAMPLES)
         self.estimate_every = max(1, round(self._p("control_rate_hz") / self._p("estimate_rate_hz")))
 
     def apply_parameters(self):
