@@ -82,3 +82,5 @@ def spin(node_class, args=None):
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
+        for sig in (signal.SIGINT, signal.SIGTERM):    # the interpreter's exit restores the default handlers:
+            signal.signal(sig, signal.SIG_IGN)        # a late signal must not turn a clean exit into a kill
