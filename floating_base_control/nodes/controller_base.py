@@ -61,7 +61,7 @@ class ControlNode(LifecycleNode):
         self.last_tick = -np.inf
         self.collector = CollectBetweenTicks()
         self.add_on_set_parameters_callback(self._validate)
-        self.add_post_set_parameters_callback(lambda params: self.configured and self.apply_parameters())
+        self.add_post_set_parameters_callback(self._apply_accepted)
 
     def start(self):
         """End of a subclass' ``__init__``: check the initial parameter values (YAML, command
@@ -91,6 +91,16 @@ class ControlNode(LifecycleNode):
                                            reason=f"{p.name} must be one of {list(spec.choices)}, got {p.value!r}")
         reason = self.check_parameters({p.name: p.value for p in params})
         return SetParametersResult(successful=not reason, reason=reason or "")
+
+    def _apply_accepted(self, params):
+        """Hand accepted values to the subclass; a value it cannot use is logged, never fatal
+        (rclpy would drop the set-parameters answer and the node with it)."""
+        if not self.configured:
+            return
+        try:
+            self.apply_parameters()
+        except FloatingBaseError as exc:
+            self.get_logger().error(f"parameters {[p.name for p in params]} accepted but not applied: {exc}")
 
     def check_parameters(self, new):
         """Why the new values ``{name: value}`` (set together, the others unchanged) are not

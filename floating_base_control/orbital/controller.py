@@ -141,8 +141,8 @@ class OrbitalController:
         # +inf: no limit (a URDF without an effort limit, see urdf_loader)
         limits = check.vector("torque_limits", np.minimum(np.asarray(limits, dtype=float), np.finfo(float).max),
                               self.model.n)
-        if (limits <= 0).any():
-            raise InputError(f"torque_limits must be > 0, got {limits.tolist()}")
+        if (limits < 0).any():           # 0: that joint gets no torque
+            raise InputError(f"torque_limits must be >= 0, got {limits.tolist()}")
         self._torque_limits = limits
         self._neg_torque_limits = -limits
 
