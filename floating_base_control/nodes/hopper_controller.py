@@ -93,8 +93,11 @@ class HopperControllerNode(ControlNode):
             V1 = m.twist_from_msg(msg.twist.twist)
             if not np.isfinite(V1).all():
                 raise InputError("base odometry has a non-finite twist")
+            if msg.header.frame_id != self._p("world_frame"):
+                raise InputError(f"base odometry frame_id is not the world frame '{self._p('world_frame')}'")
+            self.checked_stamp("base odometry", msg.header.stamp, now)
         except FloatingBaseError as exc:
-            self.watchdog.received("base odometry", now, str(exc))
+            self.refuse("base odometry", str(exc), now)
             return
         self.g1, self.V1 = g1, V1
         self.watchdog.received("base odometry", now)
@@ -103,8 +106,12 @@ class HopperControllerNode(ControlNode):
     def _on_force(self, msg):
         now = self.now()
         force = msg.wrench.force.z
-        if not np.isfinite(force):
-            self.watchdog.received("foot force", now, "foot force is not finite")
+        try:
+            if not np.isfinite(force):
+                raise InputError("foot force is not finite")
+            self.checked_stamp("foot force", msg.header.stamp, now)
+        except FloatingBaseError as exc:
+            self.refuse("foot force", str(exc), now)
             return
         self.force = max(float(force), 0.0)
         self.watchdog.received("foot force", now)

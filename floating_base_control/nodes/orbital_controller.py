@@ -27,6 +27,7 @@ from ..orbital.controller import OrbitalController
 from ..control.limits import LimitMonitor
 from ..control.shape import ShapeGains
 from ..control.watchdog import WatchdogConfig, safe_torque
+from ..estimation.health import HealthConfig
 from ..estimation.observer import ObserverGains
 from ..orbital.spacecraft import load_robot
 from ..validation import FloatingBaseError
@@ -89,6 +90,9 @@ class ControllerNode(ControlNode):
         c.compensation = self._p("compensation")
         c.observer.gains = ObserverGains(self._p("observer.k"), self._p("observer.l_rot"),
                                          self._p("observer.l_trans"))
+        c.health.config = HealthConfig(self._p("health.innovation_threshold"), self._p("health.length"),
+                                       int(self._p("health.reinit_after")), self._p("health.max_angular_rate"),
+                                       self._p("health.max_speed"))
         self.watchdog.config = WatchdogConfig({"joint state": self._p("watchdog.max_joint_state_age"),
                                                "base pose": self._p("watchdog.max_base_pose_age")},
                                               self._p("watchdog.safe_mode"), self._p("watchdog.safe_damping"))
@@ -105,16 +109,28 @@ class ControllerNode(ControlNode):
             self.input_tick()
 
     def _on_pose(self, msg):
+        """A base pose sample: unusable values make the stream bad; a sample in another frame or
+        stamped in the future is dropped and reported (the observer's gate judges the others)."""
         now = self.now()
         pose = msg.pose.pose if isinstance(msg, Odometry) else msg.pose
         try:
             g = m.pose_from_msg(pose)
         except FloatingBaseError as exc:
-            self.watchdog.received("base pose", now, str(exc))
+            self.refuse("base pose", str(exc), now)
             return
+        world, t = self._p("world_frame"), m.stamp_to_seconds(msg.header.stamp) or now
+        if msg.header.frame_id != world:
+            return self._drop(f"base pose sample dropped: frame_id is not the world frame '{world}'", now)
+        if t - now > self.future_tolerance:
+            return self._drop(f"base pose sample dropped: stamp in the future (by more than "
+                              f"{self.future_tolerance:g} s)", now)
         self.watchdog.received("base pose", now)
         if self.active:                            # only ticks consume samples
-            self.poses.append((m.stamp_to_seconds(msg.header.stamp) or now, g))
+            self.poses.append((t, g))
+
+    def _drop(self, text, now):
+        self.refused["base pose"] = self.refused.get("base pose", 0) + 1
+        self.report("base pose", text, now)
 
     # -- control ----------------------------------------------------------------------
 
@@ -123,7 +139,11 @@ class ControllerNode(ControlNode):
             self.hold_pending = False
             self._hold_measured_position()
         samples, self.poses = self.poses, []
-        self.out = self.controller.step(now, self.q, self.qdot, samples)
+        counts = self._health_counts()
+        try:
+            self.out = self.controller.step(now, self.q, self.qdot, samples)
+        finally:
+            self._report_health(counts, now)
         self.saturated = self.out.saturated
         return [self.out.tau]
 
@@ -143,7 +163,25 @@ class ControllerNode(ControlNode):
 
     def on_fault(self, now):
         samples, self.poses = self.poses, []
+        counts = self._health_counts()
         self.controller.hold(now, samples)
+        self._report_health(counts, now)
+
+    def _health_counts(self):
+        h = self.controller.health
+        return h.rejected, h.reinitializations, h.restarts
+
+    def _report_health(self, before, now):
+        """Report what the estimator's health checks did during this tick (stable texts)."""
+        h = self.controller.health
+        rejected, reinitializations, restarts = before
+        if h.rejected > rejected:
+            self.report("pose gate", f"base pose sample rejected: {h.last_rejection}", now)
+        if h.reinitializations > reinitializations:
+            self.report("observer reinit", "observer re-initialized on the pose samples after a run of "
+                        "rejections (a re-localisation?)", now)
+        if h.restarts > restarts:
+            self.report("observer restart", f"observer restarted: {h.last_restart}", now)
 
     def safe_commands(self, now):
         fresh = self.watchdog.fresh("joint state", now)
@@ -173,7 +211,9 @@ class ControllerNode(ControlNode):
         values = {"joint_state_age_ms": 1e3 * (now - self.joint_stamp) if self.joint_stamp else "none",
                   "base_pose_age_s": self.watchdog.age("base pose", now),
                   "observer_initialized": obs.initialized, "observer_pose_samples": obs.samples,
-                  "observer_resets": obs.resets, **self.limits.report()}
+                  "observer_resets": obs.resets, "pose_samples_rejected": self.controller.health.rejected,
+                  "observer_reinitializations": self.controller.health.reinitializations,
+                  "observer_restarts": self.controller.health.restarts, **self.limits.report()}
         if obs.initialized:
             est = obs.estimate()
             values["observer_error_eps"] = float(np.linalg.norm(est.eps))

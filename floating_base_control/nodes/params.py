@@ -9,6 +9,7 @@ from typing import Any, Optional, Tuple
 
 from ..control.shape import COMPENSATIONS
 from ..control.watchdog import SAFE_MODES
+from ..estimation.health import HealthConfig
 from ..estimation.observer import ObserverGains
 from ..orbital.spacecraft import Spacecraft
 from ..urdf_loader import MIMIC_MODES
@@ -80,9 +81,22 @@ def _structural(node_name):
     ]
 
 
+def _monitoring():
+    """What every controller node checks on its inputs and how it escalates (control/plausibility.py)."""
+    return [
+        ParamSpec("stamps.future_tolerance", 0.5, "a message stamped further in the future than this (s) "
+                  "is refused: the clocks disagree", (0.0, 60.0)),
+        ParamSpec("stamps.max_age", 1.0, "a message stamped longer ago than this (s) is refused", (0.001, 60.0)),
+        ParamSpec("limits.velocity_factor", 3.0, "a joint velocity above this many times the URDF's limit is "
+                  "implausible (a fault, not a motion): the joint state is refused", (1.0, 1000.0)),
+        ParamSpec("diagnostics.error_after", 5.0, "a fault that lasts longer than this (s) is reported as "
+                  "ERROR, not WARN", (0.0, 3600.0)),
+    ]
+
+
 def controller_params(joint_names, position_limits, effort_limits):
     """Parameters of ``floating_base_controller`` for a robot with these joints and limits."""
-    g = ObserverGains()
+    g, h = ObserverGains(), HealthConfig()
     specs = _structural("floating_base_controller") + [
         ParamSpec("base_pose_type", "pose", "message type on base_pose_topic", read_only=True,
                   choices=("pose", "odometry")),
@@ -118,6 +132,19 @@ def controller_params(joint_names, position_limits, effort_limits):
         ParamSpec("watchdog.safe_mode", "damping", "safe command: zero torque or joint damping",
                   choices=SAFE_MODES),
         ParamSpec("watchdog.safe_damping", 1.0, "damping of the safe command (N m s/rad)", (0.0, 100.0)),
+        ParamSpec("health.innovation_threshold", h.threshold, "innovation gate on base pose samples: a sample "
+                  "further from the observer's prediction than this is rejected; the distance is "
+                  "sqrt(angle^2 + (translation / health.length)^2) (rad)", (0.001, 100.0)),
+        ParamSpec("health.length", h.length, "characteristic length of the robot (m): a translation of this "
+                  "weighs as much as a rotation of one radian in the innovation", (0.001, 100.0)),
+        ParamSpec("health.reinit_after", float(h.reinit_after), "this many consecutive rejected samples that "
+                  "agree with each other re-initialize the pose estimate on them (a re-localisation)",
+                  (1.0, 1000.0)),
+        ParamSpec("health.max_angular_rate", h.max_angular_rate, "a locked angular velocity estimate above "
+                  "this (rad/s) is implausible: the observer restarts", (0.01, 1000.0)),
+        ParamSpec("health.max_speed", h.max_speed, "a locked linear velocity estimate above this (m/s) is "
+                  "implausible: the observer restarts", (0.01, 1000.0)),
+        *_monitoring(),
     ]
     for j, (lo, hi), effort in zip(joint_names, position_limits, effort_limits):
         lo, hi, effort = float(max(lo, -1e3)), float(min(hi, 1e3)), float(min(effort, 1e4))
@@ -220,6 +247,7 @@ def hopper_controller_params():
         ParamSpec("watchdog.max_odometry_age", 0.01, "odometry older than this (s): zero command", (0.0001, 10.0)),
         ParamSpec("watchdog.max_foot_force_age", 0.01, "foot force older than this (s): zero command",
                   (0.0001, 10.0)),
+        *_monitoring(),
     ]
 
 
