@@ -93,17 +93,21 @@ class Client:
     def now_msg(self):
         return self.node.get_clock().now().to_msg()
 
-    def publish_joints(self, q, qdot, names=None):
+    def stamp(self, age=0.0):
+        """A stamp ``age`` s ago (negative: in the future)."""
+        return (self.node.get_clock().now() - Duration(nanoseconds=int(age * 1e9))).to_msg()
+
+    def publish_joints(self, q, qdot, names=None, age=0.0):
         msg = JointState(name=list(names or self.joints), position=[float(x) for x in q],
                          velocity=[float(x) for x in qdot])
-        msg.header.stamp = self.now_msg()
+        msg.header.stamp = self.stamp(age)
         self.joint_pub.publish(msg)
 
     def publish_pose(self, xyz=(0.0, 0.0, 0.0), quat_xyzw=(0.0, 0.0, 0.0, 1.0), reliable=False, age=0.0,
                      frame_id="world"):
         """A base pose sample (best-effort, as SensorDataQoS, unless ``reliable``) taken ``age`` s ago."""
         msg = PoseStamped()
-        msg.header.stamp = (self.node.get_clock().now() - Duration(seconds=age)).to_msg()
+        msg.header.stamp = self.stamp(age)
         msg.header.frame_id = frame_id
         p, o = msg.pose.position, msg.pose.orientation
         p.x, p.y, p.z = xyz

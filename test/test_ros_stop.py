@@ -77,8 +77,8 @@ def test_a_signal_to_the_process_group_leaves_one_zero_command_and_exit_0(runnin
     stop_verdict(client, proc, signal_stop(proc, client, signals))
 
 
-def lifecycle(client, transition_id):
-    return client.call(ChangeState, "/floating_base_controller/change_state",
+def lifecycle(client, transition_id, node="/floating_base_controller"):
+    return client.call(ChangeState, f"{node}/change_state",
                        ChangeState.Request(transition=Transition(id=transition_id))).success
 
 
