@@ -19,12 +19,14 @@ the wall clock, so a controller sees consistent time stamps. With
 simulator started paused: it publishes the initial joint states (freshly
 stamped, no pose samples, no ground truth) and starts the physics at the first
 command, so a run does not depend on how long the controller takes to start
-and to discover the simulator.
+and to discover the simulator.  With ``publish_clock`` that time is also
+published on ``/clock`` (for nodes with ``use_sim_time``).
 """
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -81,6 +83,7 @@ class SimNode(Node):
         self.momentum_pub = self.create_publisher(WrenchStamped, "~/momentum", 10)
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
         self.joint_msg = JointState(name=list(self.model.joint_names))
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
         self.create_timer(1.0 / p("publish_rate_hz"), self._tick)
         self.collector = CollectBetweenTicks()      # the joint states keep their period: no GC inside a tick
         self.collector.start()
@@ -137,6 +140,8 @@ class SimNode(Node):
         self.collector.after_tick()
 
     def _publish_joint_state(self, stamp, applied):
+        if self.clock_pub:                       # the stamps' time, paused or not: a use_sim_time
+            self.clock_pub.publish(Clock(clock=stamp))      # controller must tick to send its first command
         q_m, qdot_m = self.encoders.read(*self.plant.joint_state())
         msg = self.joint_msg
         msg.header.stamp = stamp
