@@ -157,6 +157,8 @@ def run(scenario, progress=None):
             row = _evaluate(scenario, truth_model, controller, plant, out, t, g1, q, qdot, mu)
             log.append(row)
             status = verdicts.divergence(row, out.tau, log.rows[0]["dq_norm_deg"], limits["divergence"])
+            if status == "completed" and controller.health.restarts:     # it caught the estimate diverging
+                status = f"diverged: observer restarted ({controller.health.last_restart})"
             if status != "completed":
                 break
             if progress and i % (every * 500) == 0:
