@@ -53,6 +53,10 @@ class SimNode(Node):
         joints = m.joint_order(p("joints"), self.model.joint_names)
         self.cmd_index = [joints.index(j) for j in self.model.joint_names]
         self.dt = 1.0 / p("physics_rate_hz")
+        # whole publish periods of physics per tick: the stamps stay on the publish_rate_hz grid when
+        # a tick comes late (a loaded machine), as a driver's fixed-rate loop stamps them
+        self.per_tick = max(1, round(p("physics_rate_hz") / p("publish_rate_hz")))
+        self.max_catch_up = self.per_tick * max(1, MAX_CATCH_UP // self.per_tick)
         self.plant = MujocoPlant.from_urdf(urdf, self.model, timestep=self.dt, contacts=False)
         seed = p("seed")
         self.encoders = JointEncoders(p("q_noise"), p("qdot_noise"), seed=2 * seed + 1)
@@ -114,12 +118,12 @@ class SimNode(Node):
                 return
             self.t0 = wall
         target = int((wall - self.t0) / self.dt)
-        todo = target - self.steps
-        if todo > MAX_CATCH_UP:
-            self.get_logger().warning(f"{todo - MAX_CATCH_UP} physics steps behind the wall clock: the "
+        todo = (target - self.steps) // self.per_tick * self.per_tick
+        if todo > self.max_catch_up:
+            self.get_logger().warning(f"{todo - self.max_catch_up} physics steps behind the wall clock: the "
                                       "simulation slows down", throttle_duration_sec=5.0)
-            self.t0 += (todo - MAX_CATCH_UP) * self.dt       # fall behind rather than jump
-            todo = MAX_CATCH_UP
+            self.t0 += (todo - self.max_catch_up) * self.dt       # fall behind rather than jump
+            todo = self.max_catch_up
         applied = self.tau if wall - self.cmd_time <= self.command_timeout else self.zero
         for _ in range(max(todo, 0)):
             self.plant.step(applied)
