@@ -4,7 +4,7 @@ SIGTERM, and the lifecycle active -> shutdown transition, each ``--trials`` time
 received is exactly one zero command and the process exits 0.  (Not run by the tests:
 test/test_ros_stop.py runs each case once.)
 
-    nice .venv/bin/python studies/ros_stop_trials.py [--trials 20]
+    nice .venv/bin/python studies/ros_stop_trials.py [--trials 20] [--cases "SIGINT twice" ...]
 """
 import argparse
 import signal
@@ -46,9 +46,10 @@ def trial(case, domain):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--cases", nargs="*", choices=list(CASES), default=list(CASES))
     args = parser.parse_args()
     domain = ros_harness.domain_for("ros_stop_trials")
-    for case in CASES:
+    for case in args.cases:
         failures = [f for f in (trial(case, domain) for _ in range(args.trials)) if f]
         print(f"{case}: {args.trials - len(failures)}/{args.trials} ended with one zero command and exit 0"
               + (f"; failures: {failures}" if failures else ""), flush=True)
