@@ -78,8 +78,16 @@ def test_a_signal_to_the_process_group_leaves_one_zero_command_and_exit_0(runnin
 
 
 def lifecycle(client, transition_id, node="/floating_base_controller"):
-    return client.call(ChangeState, f"{node}/change_state",
-                       ChangeState.Request(transition=Transition(id=transition_id))).success
+    """A lifecycle transition as `ros2 lifecycle set` asks for it, while the robot stack goes on
+    publishing (a service call that takes longer than the joint-state timeout must not turn the
+    last control commands into safe commands)."""
+    service = client.node.create_client(ChangeState, f"{node}/change_state")
+    assert service.wait_for_service(timeout_sec=10.0), f"no lifecycle service on {node}"
+    future = service.call_async(ChangeState.Request(transition=Transition(id=transition_id)))
+    end = time.monotonic() + 10.0
+    while not future.done() and time.monotonic() < end:
+        client.stream(0.01, Q, QDOT, pose_every=5)
+    return future.done() and future.result().success
 
 
 def test_the_shutdown_transition_from_active_leaves_one_zero_command_and_ends_the_process(running):

@@ -244,10 +244,14 @@ class ControlNode(LifecycleNode):
             raise InputError(f"{name} {problem}")
         return t
 
-    def refuse(self, name, reason, now):
-        """A message of input ``name`` is unusable: the stream is bad until the next good one."""
+    def refuse(self, name, reason, now, stream_bad=True):
+        """A message of input ``name`` is not used (counted): the stream is bad until the next good
+        one, or (``stream_bad=False``: one sample among others) the message is only reported."""
         self.refused[name] = self.refused.get(name, 0) + 1
-        self.watchdog.received(name, now, reason)
+        if stream_bad:
+            self.watchdog.received(name, now, reason)
+        else:
+            self.report(name, reason, now)
 
     def report(self, key, text, now):
         """A problem that does not stop control: logged, and in the diagnostics while it recurs."""

@@ -120,17 +120,14 @@ class ControllerNode(ControlNode):
             return
         world, t = self._p("world_frame"), m.stamp_to_seconds(msg.header.stamp) or now
         if msg.header.frame_id != world:
-            return self._drop(f"base pose sample dropped: frame_id is not the world frame '{world}'", now)
+            return self.refuse("base pose", f"base pose sample dropped: frame_id is not the world frame "
+                               f"'{world}'", now, stream_bad=False)
         if t - now > self.future_tolerance:
-            return self._drop(f"base pose sample dropped: stamp in the future (by more than "
-                              f"{self.future_tolerance:g} s)", now)
+            return self.refuse("base pose", f"base pose sample dropped: stamp in the future (by more than "
+                               f"{self.future_tolerance:g} s)", now, stream_bad=False)
         self.watchdog.received("base pose", now)
         if self.active:                            # only ticks consume samples
             self.poses.append((t, g))
-
-    def _drop(self, text, now):
-        self.refused["base pose"] = self.refused.get("base pose", 0) + 1
-        self.report("base pose", text, now)
 
     # -- control ----------------------------------------------------------------------
 
