@@ -203,6 +203,7 @@ class ControlNode(LifecycleNode):
         if self.configured:
             self._publish_diagnostics()
             self.destroy_timer(self.diag_timer)
+            self.diag_pub.wait_for_all_acked(Duration(seconds=STOP_ACK_TIMEOUT))    # the process ends next
         return TransitionCallbackReturn.SUCCESS
 
     def destroy_node(self):
