@@ -71,6 +71,7 @@ class Client:
         self.executor.add_node(self.node)
         self.joints = list(joints)
         self.commands, self.diagnostics = [], []
+        self.poses_sent = 0
         # as a robot stack publishes: joint_state_broadcaster reliable, motion capture best-effort
         self.joint_pub = self.node.create_publisher(JointState, "/joint_states", 10)
         self.pose_pub = self.node.create_publisher(PoseStamped, "/base_pose", qos_profile_sensor_data)
@@ -113,6 +114,7 @@ class Client:
         p.x, p.y, p.z = xyz
         o.x, o.y, o.z, o.w = quat_xyzw
         (self.reliable_pose_pub if reliable else self.pose_pub).publish(msg)
+        self.poses_sent += 1
 
     def stream(self, seconds, q, qdot, pose_every=20, pose=None, **joint_kwargs):
         """Publish joint states every 5 ms (and a pose every ``pose_every`` of them; 0: none;

@@ -68,8 +68,11 @@ def test_after_an_outlier_control_is_normal_within_5_s_and_never_saturated(ros, 
     else:
         ros.stream(2.0, Q, np.full(7, 1000.0))
         assert says(ros, n, "implausible joint velocity (over 3 x the URDF limit)")
-    t1 = time.monotonic()
-    assert stream_until(ros, lambda: normal(ros, t1), timeout=5.0), [s.message for s in ros.diagnostics[-3:]]
+    # "within 5 s of good input": 50 samples of the 10 Hz pose stream (counted, so that a loaded
+    # machine's slow test loop does not decide)
+    t1, sent = time.monotonic(), ros.poses_sent
+    assert stream_until(ros, lambda: normal(ros, t1) or ros.poses_sent - sent > 50), ros.diagnostics[-1].message
+    assert normal(ros, t1) and ros.poses_sent - sent <= 50, (ros.poses_sent - sent, ros.diagnostics[-1].message)
     assert unsaturated(ros, t0), "a saturated command"
 
 

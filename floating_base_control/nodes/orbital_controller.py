@@ -146,7 +146,9 @@ class ControllerNode(ControlNode):
 
     def after_tick(self, now):
         self.limits.update(self.q, self.qdot, self.saturated)
-        if self.tick % self.estimate_every == 0 and np.isfinite(self.out.tau).all():
+        # no estimate before the first admitted sample, nor after a restart of the observer
+        if (self.tick % self.estimate_every == 0 and self.controller.observer.initialized
+                and np.isfinite(self.out.tau).all()):
             self._publish_estimates(self.out)
 
     def _hold_measured_position(self):
