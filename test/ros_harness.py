@@ -150,10 +150,10 @@ class Client:
         return future.result()
 
     def drain(self, quiet=0.3):
-        """Take every message already delivered: spin until none arrived for ``quiet`` s."""
+        """Take every command already delivered: spin until none arrived for ``quiet`` s."""
         n = -1
-        while n != len(self.commands) + len(self.diagnostics):
-            n = len(self.commands) + len(self.diagnostics)
+        while n != len(self.commands):
+            n = len(self.commands)
             self.spin(quiet)
 
     def wait_for(self, predicate, timeout=10.0):

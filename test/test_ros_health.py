@@ -154,9 +154,9 @@ def test_two_controllers_in_two_namespaces_have_their_own_status_and_a_finalized
         assert lifecycle(client, Transition.TRANSITION_DEACTIVATE, "/left/floating_base_controller")
         assert lifecycle(client, Transition.TRANSITION_INACTIVE_SHUTDOWN, "/left/floating_base_controller")
         assert client.wait_for(lambda: procs[0].poll() is not None)
-        client.drain()
-        left = statuses(client, 0, "/left/floating_base_controller: control loop")
-        assert left[-1].level == DiagnosticStatus.ERROR and left[-1].message == "finalized: no control"
+        left = "/left/floating_base_controller: control loop"
+        assert client.wait_for(lambda: statuses(client, 0, left)[-1].message == "finalized: no control")
+        assert statuses(client, 0, left)[-1].level == DiagnosticStatus.ERROR
         n = len(client.diagnostics)
         assert client.wait_for(lambda: len(statuses(client, n, "/right/floating_base_controller: control loop")) > 5)
         assert not statuses(client, n, "/left/floating_base_controller: control loop")
