@@ -22,7 +22,7 @@ def generate_launch_description():
         DeclareLaunchArgument("config", default_value=PathJoinSubstitution(
             [FindPackageShare(PACKAGE), "config", "hopper.yaml"]),
             description="parameters of hopper_sim and hopper_controller"),
-        DeclareLaunchArgument("namespace", default_value=""),
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of both nodes"),
         Node(package=PACKAGE, executable="hopper_sim", name="hopper_sim", namespace=namespace,
              parameters=[config], output="screen"),
         Node(package=PACKAGE, executable="hopper_controller", name="hopper_controller", namespace=namespace,

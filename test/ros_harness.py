@@ -5,6 +5,7 @@ of the test's own.  Everything here is what a real client (or rqt) would do:
 publish on topics, subscribe, call parameter and lifecycle services.
 """
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -16,9 +17,11 @@ rclpy = pytest.importorskip("rclpy")
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped  # noqa: E402
+from rclpy.duration import Duration  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
@@ -32,13 +35,19 @@ def domain_for(name):
     return 100 + (zlib.crc32(f"{name}{os.getpid()}".encode()) % 100)
 
 
-def start_node(module, domain, params):
-    """Start ``floating_base_control.nodes.<module>`` with ``-p name:=value`` parameters."""
-    args = [sys.executable, "-m", f"floating_base_control.nodes.{module}", "--ros-args"]
+def start_node(module, domain, params, ros_args=()):
+    """Start ``floating_base_control.nodes.<module>`` with ``-p name:=value`` parameters, in a
+    process group of its own (what a terminal or ``ros2 launch`` signals as a whole)."""
+    args = [sys.executable, "-m", f"floating_base_control.nodes.{module}", "--ros-args", *ros_args]
     for name, value in params.items():
         args += ["-p", f"{name}:={value}"]
     return subprocess.Popen(args, env=local_env(domain), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+                            text=True, start_new_session=True)
+
+
+def signal_group(proc, sig=signal.SIGINT):
+    """Ctrl-C in a terminal: the signal goes to the whole process group."""
+    os.killpg(proc.pid, sig)
 
 
 def stop(proc):
@@ -62,8 +71,11 @@ class Client:
         self.executor.add_node(self.node)
         self.joints = list(joints)
         self.commands, self.diagnostics = [], []
+        self.poses_sent = 0
+        # as a robot stack publishes: joint_state_broadcaster reliable, motion capture best-effort
         self.joint_pub = self.node.create_publisher(JointState, "/joint_states", 10)
-        self.pose_pub = self.node.create_publisher(PoseStamped, "/base_pose", 10)
+        self.pose_pub = self.node.create_publisher(PoseStamped, "/base_pose", qos_profile_sensor_data)
+        self.reliable_pose_pub = self.node.create_publisher(PoseStamped, "/base_pose", 10)
         self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                       lambda msg: self.commands.append((time.monotonic(), list(msg.data))), 100)
         self.node.create_subscription(DiagnosticArray, "/diagnostics",
@@ -82,28 +94,36 @@ class Client:
     def now_msg(self):
         return self.node.get_clock().now().to_msg()
 
-    def publish_joints(self, q, qdot, names=None):
+    def stamp(self, age=0.0):
+        """A stamp ``age`` s ago (negative: in the future)."""
+        return (self.node.get_clock().now() - Duration(nanoseconds=int(age * 1e9))).to_msg()
+
+    def publish_joints(self, q, qdot, names=None, age=0.0):
         msg = JointState(name=list(names or self.joints), position=[float(x) for x in q],
                          velocity=[float(x) for x in qdot])
-        msg.header.stamp = self.now_msg()
+        msg.header.stamp = self.stamp(age)
         self.joint_pub.publish(msg)
 
-    def publish_pose(self, xyz=(0.0, 0.0, 0.0), quat_xyzw=(0.0, 0.0, 0.0, 1.0)):
+    def publish_pose(self, xyz=(0.0, 0.0, 0.0), quat_xyzw=(0.0, 0.0, 0.0, 1.0), reliable=False, age=0.0,
+                     frame_id="world"):
+        """A base pose sample (best-effort, as SensorDataQoS, unless ``reliable``) taken ``age`` s ago."""
         msg = PoseStamped()
-        msg.header.stamp = self.now_msg()
-        msg.header.frame_id = "world"
+        msg.header.stamp = self.stamp(age)
+        msg.header.frame_id = frame_id
         p, o = msg.pose.position, msg.pose.orientation
         p.x, p.y, p.z = xyz
         o.x, o.y, o.z, o.w = quat_xyzw
-        self.pose_pub.publish(msg)
+        (self.reliable_pose_pub if reliable else self.pose_pub).publish(msg)
+        self.poses_sent += 1
 
-    def stream(self, seconds, q, qdot, pose_every=20, **joint_kwargs):
-        """Publish joint states every 5 ms (and a pose every ``pose_every`` of them; 0: none) for ``seconds``."""
+    def stream(self, seconds, q, qdot, pose_every=20, pose=None, **joint_kwargs):
+        """Publish joint states every 5 ms (and a pose every ``pose_every`` of them; 0: none;
+        ``pose``: keyword arguments of :meth:`publish_pose`) for ``seconds``."""
         end, i = time.monotonic() + seconds, 0
         while time.monotonic() < end:
             self.publish_joints(q, qdot, **joint_kwargs)
             if pose_every and i % pose_every == 0:
-                self.publish_pose()
+                self.publish_pose(**(pose or {}))
             i += 1
             self.spin(0.005)
 
@@ -128,6 +148,13 @@ class Client:
         future = client.call_async(request)
         self.executor.spin_until_future_complete(future, timeout_sec=10.0)
         return future.result()
+
+    def drain(self, quiet=0.3):
+        """Take every command already delivered: spin until none arrived for ``quiet`` s."""
+        n = -1
+        while n != len(self.commands):
+            n = len(self.commands)
+            self.spin(quiet)
 
     def wait_for(self, predicate, timeout=10.0):
         end = time.monotonic() + timeout

@@ -87,8 +87,8 @@ def test_a_separate_loopback_scheduler_gives_identical_rows_and_an_interrupted_c
     # --no-dashboard alone still serves HTTP on 0.0.0.0:8787 (distributed 2026.8): bind it to loopback too
     loopback = ["--host", "127.0.0.1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
     scheduler_file = tmp_path / "scheduler.json"
-    procs = [subprocess.Popen([dask, "scheduler", *loopback, "--port", "0", "--scheduler-file", scheduler_file], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)]
+    procs = [subprocess.Popen([dask, "scheduler", *loopback, "--port", "0", "--scheduler-file", scheduler_file],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
         deadline = time.monotonic() + 60
         while not scheduler_file.exists() and time.monotonic() < deadline:

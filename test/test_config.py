@@ -137,3 +137,41 @@ def test_gazebo_pieces_are_consistent():
     assert "gz_ros2_control/GazeboSimSystem" in block and "@CONTROLLERS_YAML@" in urdf
     world = (ROOT / "worlds" / "zero_gravity.sdf").read_text()
     assert np.allclose([float(x) for x in re.search(r"<gravity>(.*)</gravity>", world).group(1).split()], 0)
+
+
+def launch_arguments(path):
+    """``{name: description or None}`` of every ``DeclareLaunchArgument`` in a launch file."""
+    out = {}
+    for call in ast.walk(ast.parse(path.read_text())):
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "DeclareLaunchArgument":
+            kw = {k.arg: k.value for k in call.keywords}
+            description = kw.get("description")
+            out[call.args[0].value] = "".join(
+                c.value for c in ast.walk(description) if isinstance(c, ast.Constant)) if description else None
+    return out
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_every_launch_argument_has_a_description(path):
+    arguments = launch_arguments(path)
+    assert arguments and all(arguments.values()), {k: v for k, v in arguments.items() if not v}
+
+
+def test_gazebo_starts_the_arm_at_mujocos_q0_and_can_run_headless(config):
+    urdf = (ROOT / "urdf" / "orbital_robot.urdf").read_text()
+    block = urdf[urdf.index("<ros2_control"):urdf.index("</ros2_control>")]
+    initial = dict(re.findall(r'<joint name="(\w+)">.*?<param name="initial_value">([-\d.e]+)</param>', block, re.S))
+    sim = config["mujoco_sim"]
+    assert [float(initial[j]) for j in sim["joints"]] == sim["q0"]
+    lo, hi = FloatingBaseModel.from_urdf(orbital_robot_urdf()).position_limits.T
+    assert np.all((lo < sim["q0"]) & (np.array(sim["q0"]) < hi))            # panda_joint4: [-3.07, -0.07]
+    gazebo = (ROOT / "launch" / "orbital_gazebo.launch.py").read_text()
+    assert "headless" in launch_arguments(ROOT / "launch" / "orbital_gazebo.launch.py")
+    assert re.search(r"'-s ' if '\", LaunchConfiguration\(\"headless\"\)", gazebo)    # gz sim -s: server only
+
+
+def test_sim_time_in_the_orbital_simulation_comes_from_mujoco_sim():
+    nodes = {executable: params for _, executable, params, _ in launch_nodes(ROOT / "launch" / "orbital_sim.launch.py")}
+    assert any("publish_clock" in d for d in nodes["mujoco_sim"])              # the clock source
+    assert not any("use_sim_time" in d for d in nodes["mujoco_sim"])           # ... does not wait for itself
+    assert any("use_sim_time" in d for d in nodes["floating_base_controller"])

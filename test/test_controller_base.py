@@ -29,6 +29,7 @@ def context():
 def controller(context, **params):
     node = ControllerNode(context=context, parameter_overrides=[
         Parameter("watchdog.safe_mode", value="damping"), Parameter("watchdog.max_base_pose_age", value=10.0),
+        Parameter("watchdog.max_joint_state_age", value=10.0),       # a loaded machine is slow between calls
         *[Parameter(k.replace("__", "."), value=v) for k, v in params.items()]])
     node.sent = []
     publish = node.publish_commands

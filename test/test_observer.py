@@ -138,8 +138,9 @@ def test_controller_inputs_are_checked_against_the_model(orbital):
     ctrl = OrbitalController(orbital, SCENARIO.q_d, gains, compensation="truth")
     with pytest.raises(InputError, match="compensation 'truth' needs mu_true"):
         ctrl.step(0.0, np.zeros(n), np.zeros(n))
-    with pytest.raises(InputError, match="torque_limits must be > 0"):
-        ctrl.torque_limits = np.zeros(n)
+    with pytest.raises(InputError, match="torque_limits must be >= 0"):
+        ctrl.torque_limits = -np.ones(n)
+    ctrl.torque_limits = np.r_[0.0, np.ones(n - 1)]            # 0: that joint gets no torque
 
 
 def test_gains_are_checked():

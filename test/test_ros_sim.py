@@ -7,13 +7,14 @@ import pytest
 ros_harness = pytest.importorskip("ros_harness")
 
 from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from floating_base_control.nodes.messages import stamp_to_seconds  # noqa: E402
 
 PARAMS = {"publish_rate_hz": 200.0, "pose_rate_hz": 10.0, "pose_latency_s": 0.05, "command_timeout": 0.2,
-          "ground_truth_rate_hz": 50.0, "q0": "[-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6]"}
+          "ground_truth_rate_hz": 50.0, "q0": "[-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6]", "publish_clock": True}
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,7 @@ def sim():
     domain = ros_harness.domain_for(__name__)
     proc = ros_harness.start_node("orbital_sim", domain, PARAMS)
     client = ros_harness.Client(domain, [])
-    client.joint_states, client.poses, client.momenta = [], [], []
+    client.joint_states, client.poses, client.momenta, client.clock = [], [], [], []
     node = client.node
 
     def now():
@@ -29,6 +30,7 @@ def sim():
     node.create_subscription(JointState, "/joint_states", lambda m: client.joint_states.append((now(), m)), 1000)
     node.create_subscription(PoseStamped, "/base_pose", lambda m: client.poses.append((now(), m)), 100)
     node.create_subscription(WrenchStamped, "/mujoco_sim/momentum", lambda m: client.momenta.append(m), 1000)
+    node.create_subscription(Clock, "/clock", lambda m: client.clock.append(stamp_to_seconds(m.clock)), 1000)
     client.cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
     assert client.wait_for(lambda: len(client.joint_states) >= 3, timeout=20.0), "the simulator publishes nothing"
     yield client
@@ -106,5 +108,29 @@ def test_commands_are_applied_checked_and_time_out(sim):
     started(sim)
     tau = np.r_[np.zeros(6), 0.5]
     assert send_until(tau, lambda: applied(tau))
-    assert not send_until([1.0, 2.0], lambda: not applied(tau), timeout=0.1)   # wrong length: ignored
     assert sim.wait_for(lambda: applied(0.0))                                   # after command_timeout
+
+
+def test_a_wrong_command_is_ignored(sim):
+    """A command of the wrong length changes nothing: the simulator goes on applying the last good
+    one until it times out, then zero (whatever the machine's load makes of the timing)."""
+    started(sim)
+    tau = np.r_[np.zeros(6), 0.3]
+    sim.cmd_pub.publish(Float64MultiArray(data=list(tau)))
+    assert sim.wait_for(lambda: np.allclose(sim.joint_states[-1][1].effort, tau))
+    n = len(sim.joint_states)
+    for _ in range(5):
+        sim.cmd_pub.publish(Float64MultiArray(data=[1.0, 2.0]))
+        sim.spin(0.01)
+    assert sim.wait_for(lambda: np.allclose(sim.joint_states[-1][1].effort, 0.0))
+    efforts = [msg.effort for _, msg in sim.joint_states[n:]]
+    assert all(np.allclose(e, tau) or np.allclose(e, 0.0) for e in efforts)
+
+
+def test_the_clock_is_the_stamps_time(sim):
+    """publish_clock: a use_sim_time controller runs on /clock; it ticks (and sends the first
+    command) before the physics starts, so the clock runs while paused too."""
+    assert sim.wait_for(lambda: len(sim.clock) > 10)
+    stamps = {stamp_to_seconds(msg.header.stamp) for _, msg in sim.joint_states}
+    assert sum(t in stamps for t in sim.clock[-10:]) >= 8        # the same instants (the last may be in flight)
+    assert np.all(np.diff(sim.clock) >= 0)

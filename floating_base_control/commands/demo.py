@@ -127,7 +127,8 @@ def run_orbital(args):
             print(f"{args.arm_urdf} mounted on a {spacecraft.mass:g} kg spacecraft: {out / 'robot.urdf'}")
         else:
             scenario = orbital.OrbitalScenario(**options)
-    print(f"orbital scenario {scenario.name}{' over ROS 2 (mujoco_sim + floating_base_controller)' if args.ros else ''}: "
+    over = " over ROS 2 (mujoco_sim + floating_base_controller)" if args.ros else ""
+    print(f"orbital scenario {scenario.name}{over}: "
           f"{scenario.duration_s:g} s, compensation {compensation}, integral time {integral_time:g} s -> {out}/")
     if args.tumble_scale != 1.0:
         scenario = replace(scenario, mu0_omega_deg_s=tuple(args.tumble_scale * w for w in scenario.mu0_omega_deg_s))

@@ -265,6 +265,11 @@ class MomentumObserver:
             return D * pin.exp6(V * into)
         return intervals[i + 1][3] if i + 1 < len(intervals) else self._odometry
 
+    def carry_forward(self, g_meas, t_meas):
+        """A sample (4x4) taken at ``t_meas`` moved to the current time with the prediction's
+        increments since then (latency compensation), as :meth:`add_pose` does; 4x4."""
+        return (se3(g_meas) * self._odometry_at(t_meas).actInv(self._odometry)).homogeneous
+
     @staticmethod
     def _trace_ok(eta):
         R = eta.rotation

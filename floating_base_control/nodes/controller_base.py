@@ -17,29 +17,48 @@ states on ``joint_states_topic`` (mapped by name, checked, stamped:
 ``control``, ``on_fault``, ``safe_commands``, ``publish_commands`` and
 ``diagnostic_values``, and may check parameter values with ``check_parameters``.
 An exception in the control step is reported like unusable input (safe command,
-``/diagnostics``); leaving the active state (deactivate, shutdown, SIGINT) sends
-zero commands once, since an effort interface keeps the last command.  A subclass whose step must follow
+``/diagnostics``); leaving the active state (deactivate, shutdown, SIGINT, SIGTERM)
+stops the ticks, then sends zero commands once and waits (briefly) until every
+subscriber acknowledged them, since an effort interface keeps the last command;
+subclasses list their command publishers in ``command_publishers``.  A subclass whose step must follow
 each new set of inputs sets ``tick_on_input`` and calls :meth:`input_tick`
 when one is complete; the timer then only ticks (with the safe command) when
 inputs stop arriving.  Work that need not delay the command (publishing
 estimates) goes in ``after_tick``, which runs after the command is published;
 then, with ``gc_between_ticks``, the garbage collector's young generations
 (``realtime.CollectBetweenTicks``: nothing is collected inside a step).
+
+Inputs are checked before use (``control/plausibility.py``): a joint state with
+an implausible velocity or a stamp off the node's clock is refused like an
+unusable one; joint positions and velocities beyond the URDF's limits are
+reported (:meth:`report`) without stopping control.  ``/diagnostics`` carries
+one status per node, named after its fully qualified name: OK only while
+active, controlling, with nothing to report; WARN for a fault or a report,
+ERROR once it lasts longer than ``diagnostics.error_after``, and while inactive
+or finalized (then it stops publishing).  Messages carry no running numbers
+(aggregators and operators compare them); durations and counters are key-values.
 """
 import time
 from collections import deque
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.duration import Duration
 from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 
+from ..control.plausibility import JointLimitCheck, stamp_problem
 from ..control.watchdog import Watchdog
 from ..realtime import CollectBetweenTicks
 from ..results import write_csv
-from ..validation import FloatingBaseError
+from ..validation import FloatingBaseError, InputError
 from . import messages as m
 from . import runtime as rt
+
+#: Longest wait (s) for the subscribers' acknowledgement of the zero command when the node stops.
+STOP_ACK_TIMEOUT = 0.5
+#: A reported problem (:meth:`ControlNode.report`) stays in the diagnostics this long (s) after it last occurred.
+REPORT_HOLD = 1.0
 
 
 class ControlNode(LifecycleNode):
@@ -49,12 +68,13 @@ class ControlNode(LifecycleNode):
         for spec in specs:
             if not self.has_parameter(spec.name):
                 self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
-        self.configured = self.active = False
+        self.configured = self.active = self.finalized = False
+        self.command_publishers = []
         self.tick_on_input = False
         self.last_tick = -np.inf
         self.collector = CollectBetweenTicks()
         self.add_on_set_parameters_callback(self._validate)
-        self.add_post_set_parameters_callback(lambda params: self.configured and self.apply_parameters())
+        self.add_post_set_parameters_callback(self._apply_accepted)
 
     def start(self):
         """End of a subclass' ``__init__``: check the initial parameter values (YAML, command
@@ -85,6 +105,17 @@ class ControlNode(LifecycleNode):
         reason = self.check_parameters({p.name: p.value for p in params})
         return SetParametersResult(successful=not reason, reason=reason or "")
 
+    def _apply_accepted(self, params):
+        """Hand accepted values to the subclass; a value it cannot use is logged, never fatal
+        (rclpy would drop the set-parameters answer and the node with it)."""
+        if not self.configured:
+            return
+        try:
+            self._apply_monitoring()
+            self.apply_parameters()
+        except FloatingBaseError as exc:
+            self.get_logger().error(f"parameters {[p.name for p in params]} accepted but not applied: {exc}")
+
     def check_parameters(self, new):
         """Why the new values ``{name: value}`` (set together, the others unchanged) are not
         acceptable (``None`` if they are)."""
@@ -101,6 +132,10 @@ class ControlNode(LifecycleNode):
             self.diag_timer = self.create_timer(1.0 / self._p("diagnostics_rate_hz"), self._publish_diagnostics)
             self.watchdog = Watchdog(None)
             self.mapper = m.JointStateMapper(self.model.joint_names)
+            self.limit_check = JointLimitCheck(self.model.joint_names, self.model.position_limits,
+                                               self.model.velocity_limits)
+            self.events, self.refused, self.problem_since = {}, {}, None
+            self._apply_monitoring()
             self.q = self.qdot = self.joint_stamp = None
             self.create_subscription(JointState, self._p("joint_states_topic"), self.on_joint_state,
                                      rt.LATEST_ONLY)
@@ -135,12 +170,19 @@ class ControlNode(LifecycleNode):
         return super().on_deactivate(state)
 
     def _stop(self):
-        """Leave the active state: zero commands once (an effort interface holds the last one), no timer."""
-        if self.active:
-            self.publish_commands([np.zeros_like(c) for c in self.safe_commands(self.now())])
-            self.destroy_timer(self.timer)
-            self.active = False
-            self.collector.stop()
+        """Leave the active state: no tick from now on (one already queued returns at once), then
+        zero commands once (an effort interface holds the last one), acknowledged by every
+        reliable subscriber or given up after ``STOP_ACK_TIMEOUT`` (logged)."""
+        if not self.active:
+            return
+        self.active = False
+        self.destroy_timer(self.timer)
+        self.collector.stop()
+        self.publish_commands([np.zeros_like(c) for c in self.safe_commands(self.now())])
+        timeout = Duration(seconds=STOP_ACK_TIMEOUT)
+        if not all([pub.wait_for_all_acked(timeout) for pub in self.command_publishers]):
+            self.get_logger().warning(f"zero command not acknowledged by every subscriber within "
+                                      f"{STOP_ACK_TIMEOUT} s")
 
     def on_cleanup(self, state):
         """Destroy what ``on_configure`` created (publishers, subscriptions, timers)."""
@@ -155,7 +197,13 @@ class ControlNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state):
+        """Finalized: zero commands if active, a last ERROR status; the process ends (``runtime.spin``)."""
         self._stop()
+        self.finalized = True
+        if self.configured:
+            self._publish_diagnostics()
+            self.destroy_timer(self.diag_timer)
+            self.diag_pub.wait_for_all_acked(Duration(seconds=STOP_ACK_TIMEOUT))    # the process ends next
         return TransitionCallbackReturn.SUCCESS
 
     def destroy_node(self):
@@ -166,18 +214,54 @@ class ControlNode(LifecycleNode):
 
     # -- inputs -----------------------------------------------------------------------
 
+    def _apply_monitoring(self):
+        self.limit_check.velocity_factor = self._p("limits.velocity_factor")
+        self.future_tolerance, self.max_stamp_age = self._p("stamps.future_tolerance"), self._p("stamps.max_age")
+
     def on_joint_state(self, msg):
         """Take a joint state (``True``), or mark the stream bad with the reason (``False``)."""
         now = self.now()
         try:
-            self.q, self.qdot = self.mapper.map(msg.name, msg.position, msg.velocity)
+            q, qdot = self.mapper.map(msg.name, msg.position, msg.velocity)
+            stamp = self.checked_stamp("joint state", msg.header.stamp, now)
+            refusal, report = self.limit_check.check(q, qdot)
+            if refusal:
+                raise InputError(refusal)
         except FloatingBaseError as exc:
             self.q = self.qdot = None         # the safe command must not use stale velocities
-            self.watchdog.received("joint state", now, str(exc))
+            self.refuse("joint state", str(exc), now)
             return False
-        self.joint_stamp = m.stamp_to_seconds(msg.header.stamp) or now
+        if report:
+            self.report("joint limits", report, now)
+        self.q, self.qdot, self.joint_stamp = q, qdot, stamp
         self.watchdog.received("joint state", now)
         return True
+
+    def checked_stamp(self, name, stamp, now):
+        """The stamp in seconds (an unset stamp: ``now``); :class:`InputError` if it is off the clock."""
+        t = m.stamp_to_seconds(stamp) or now
+        problem = stamp_problem(t, now, self.max_stamp_age, self.future_tolerance)
+        if problem:
+            raise InputError(f"{name} {problem}")
+        return t
+
+    def refuse(self, name, reason, now, stream_bad=True):
+        """A message of input ``name`` is not used (counted): the stream is bad until the next good
+        one, or (``stream_bad=False``: one sample among others) the message is only reported."""
+        self.refused[name] = self.refused.get(name, 0) + 1
+        if stream_bad:
+            self.watchdog.received(name, now, reason)
+        else:
+            self.report(name, reason, now)
+
+    def report(self, key, text, now):
+        """A problem that does not stop control: logged, and in the diagnostics while it recurs."""
+        if self.events.get(key, (None,))[0] != text:
+            self.get_logger().warning(text, throttle_duration_sec=1.0)
+        self.events[key] = (text, now)
+
+    def warnings(self, now):
+        return [text for text, t in self.events.values() if now - t <= REPORT_HOLD]
 
     def input_reasons(self, now):
         return self.watchdog.reasons(now)
@@ -192,6 +276,8 @@ class ControlNode(LifecycleNode):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _tick(self):
+        if not self.active:               # queued before the node left the active state
+            return
         started = time.perf_counter()
         now = self.now()
         reasons = self.input_reasons(now)
@@ -234,17 +320,36 @@ class ControlNode(LifecycleNode):
     def _publish_diagnostics(self):
         if not self.configured:
             return
+        level, message, duration = self._status(self.now())
         s = self.stats.summary()
         values = {"active": self.active, "safe_command_reasons": "; ".join(self.reasons) or "none",
+                  "fault_duration_s": duration,
                   "loop_rate_hz": s["rate_hz"], "period_p99_ms": s["period_p99_ms"],
                   "period_max_ms": s["period_max_ms"], "compute_p99_ms": s["compute_p99_ms"],
                   "input_age_ms": s["age_ms"], "saturation_fraction": s["saturated"],
+                  "joint_limit_violations": self.limit_check.violations,
+                  **{f"refused_{name.replace(' ', '_')}": n for name, n in self.refused.items()},
                   **self.diagnostic_values()}
-        level = m.WARN if self.reasons else m.OK
-        message = "safe command: " + "; ".join(self.reasons) if self.reasons else "controlling"
-        self.diag_pub.publish(m.diagnostic_array(self.get_clock().now().to_msg(),
-                                                 f"{self.get_name()}: control loop",
-                                                 self.get_fully_qualified_name(), level, message, values))
+        name = self.get_fully_qualified_name()
+        self.diag_pub.publish(m.diagnostic_array(self.get_clock().now().to_msg(), f"{name}: control loop",
+                                                 name, level, message, values))
+
+    def _status(self, now):
+        """``(level, message, fault duration)``: see the module docstring."""
+        problems = (["safe command: " + "; ".join(self.reasons)] if self.reasons else []) + self.warnings(now)
+        if not (problems and self.active):
+            self.problem_since = None
+        elif self.problem_since is None:
+            self.problem_since = now
+        duration = 0.0 if self.problem_since is None else now - self.problem_since
+        if self.finalized:
+            return m.ERROR, "finalized: no control", duration
+        if not self.active:
+            return m.ERROR, "inactive: no control", duration
+        if problems:
+            level = m.ERROR if duration > self._p("diagnostics.error_after") else m.WARN
+            return level, "; ".join(problems), duration
+        return m.OK, "controlling", duration
 
 
 class LoopStats:

@@ -71,6 +71,7 @@ class HopperControllerNode(ControlNode):
         self.cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("command_topic"), 10)
         self.base_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("base_torque_topic"), 10)
         self.cmd, self.base_cmd = Float64MultiArray(), Float64MultiArray()
+        self.command_publishers = [self.cmd_pub, self.base_pub]
         self.create_subscription(Odometry, self._p("base_odometry_topic"), self._on_odometry, rt.LATEST_ONLY)
         self.create_subscription(WrenchStamped, self._p("foot_force_topic"), self._on_force, rt.LATEST_ONLY)
 
@@ -92,8 +93,11 @@ class HopperControllerNode(ControlNode):
             V1 = m.twist_from_msg(msg.twist.twist)
             if not np.isfinite(V1).all():
                 raise InputError("base odometry has a non-finite twist")
+            if msg.header.frame_id != self._p("world_frame"):
+                raise InputError(f"base odometry frame_id is not the world frame '{self._p('world_frame')}'")
+            self.checked_stamp("base odometry", msg.header.stamp, now)
         except FloatingBaseError as exc:
-            self.watchdog.received("base odometry", now, str(exc))
+            self.refuse("base odometry", str(exc), now)
             return
         self.g1, self.V1 = g1, V1
         self.watchdog.received("base odometry", now)
@@ -102,8 +106,12 @@ class HopperControllerNode(ControlNode):
     def _on_force(self, msg):
         now = self.now()
         force = msg.wrench.force.z
-        if not np.isfinite(force):
-            self.watchdog.received("foot force", now, "foot force is not finite")
+        try:
+            if not np.isfinite(force):
+                raise InputError("foot force is not finite")
+            self.checked_stamp("foot force", msg.header.stamp, now)
+        except FloatingBaseError as exc:
+            self.refuse("foot force", str(exc), now)
             return
         self.force = max(float(force), 0.0)
         self.watchdog.received("foot force", now)

@@ -15,7 +15,7 @@ from std_msgs.msg import Header
 from ..conventions import matrix_to_quat_wxyz, pose, quat_wxyz_to_matrix
 from ..validation import FloatingBaseError, InputError
 
-OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
 
 
 def stamp_to_seconds(stamp):

@@ -22,7 +22,6 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..control.end_effector import CartesianGains, EndEffectorTask
 from ..control.motion import Handover
-from ..control.shape import ShapeGains
 from ..control.trajectory import TrajectoryReference, Waypoint
 from ..control.tracking import JointTask
 from ..validation import FloatingBaseError, InputError

@@ -29,6 +29,7 @@ from ..orbital.controller import OrbitalController
 from ..control.limits import LimitMonitor
 from ..control.shape import ShapeGains
 from ..control.watchdog import WatchdogConfig, safe_torque
+from ..estimation.health import HealthConfig
 from ..estimation.observer import ObserverGains
 from ..orbital.spacecraft import load_robot
 from ..validation import FloatingBaseError
@@ -76,8 +77,9 @@ class ControllerNode(ControlNode):
         self.momentum_msg.header.frame_id = world
         self.comp_msg = Float64MultiArray()
         self.tick_on_input = self._p("tick_on_joint_state")
+        self.command_publishers = [self.cmd_pub]
         pose_type = Odometry if self._p("base_pose_type") == "odometry" else PoseStamped
-        self.create_subscription(pose_type, self._p("base_pose_topic"), self._on_pose, 10)
+        self.create_subscription(pose_type, self._p("base_pose_topic"), self._on_pose, rt.SENSOR_SAMPLES)
         self.estimate_every = max(1, round(self._p("control_rate_hz") / self._p("estimate_rate_hz")))
         self.motion_commands = MotionCommands(self, self.model, self.controller)
 
@@ -92,6 +94,9 @@ class ControllerNode(ControlNode):
         c.compensation = self._p("compensation")
         c.observer.gains = ObserverGains(self._p("observer.k"), self._p("observer.l_rot"),
                                          self._p("observer.l_trans"))
+        c.health.config = HealthConfig(self._p("health.innovation_threshold"), self._p("health.length"),
+                                       int(self._p("health.reinit_after")), self._p("health.max_angular_rate"),
+                                       self._p("health.max_speed"))
         self.watchdog.config = WatchdogConfig({"joint state": self._p("watchdog.max_joint_state_age"),
                                                "base pose": self._p("watchdog.max_base_pose_age")},
                                               self._p("watchdog.safe_mode"), self._p("watchdog.safe_damping"))
@@ -109,16 +114,25 @@ class ControllerNode(ControlNode):
             self.input_tick()
 
     def _on_pose(self, msg):
+        """A base pose sample: unusable values make the stream bad; a sample in another frame or
+        stamped in the future is dropped and reported (the observer's gate judges the others)."""
         now = self.now()
         pose = msg.pose.pose if isinstance(msg, Odometry) else msg.pose
         try:
             g = m.pose_from_msg(pose)
         except FloatingBaseError as exc:
-            self.watchdog.received("base pose", now, str(exc))
+            self.refuse("base pose", str(exc), now)
             return
+        world, t = self._p("world_frame"), m.stamp_to_seconds(msg.header.stamp) or now
+        if msg.header.frame_id != world:
+            return self.refuse("base pose", f"base pose sample dropped: frame_id is not the world frame "
+                               f"'{world}'", now, stream_bad=False)
+        if t - now > self.future_tolerance:
+            return self.refuse("base pose", f"base pose sample dropped: stamp in the future (by more than "
+                               f"{self.future_tolerance:g} s)", now, stream_bad=False)
         self.watchdog.received("base pose", now)
         if self.active:                            # only ticks consume samples
-            self.poses.append((m.stamp_to_seconds(msg.header.stamp) or now, g))
+            self.poses.append((t, g))
 
     # -- control ----------------------------------------------------------------------
 
@@ -128,13 +142,19 @@ class ControllerNode(ControlNode):
             self._hold_measured_position()
         samples, self.poses = self.poses, []
         self.motion_commands.motion(now, self.q)
-        self.out = self.controller.step(now, self.q, self.qdot, samples)
+        counts = self._health_counts()
+        try:
+            self.out = self.controller.step(now, self.q, self.qdot, samples)
+        finally:
+            self._report_health(counts, now)
         self.saturated = self.out.saturated
         return [self.out.tau]
 
     def after_tick(self, now):
         self.limits.update(self.q, self.qdot, self.saturated)
-        if self.tick % self.estimate_every == 0 and np.isfinite(self.out.tau).all():
+        # no estimate before the first admitted sample, nor after a restart of the observer
+        if (self.tick % self.estimate_every == 0 and self.controller.observer.initialized
+                and np.isfinite(self.out.tau).all()):
             self._publish_estimates(self.out)
             self.motion_commands.publish()
 
@@ -149,7 +169,25 @@ class ControllerNode(ControlNode):
 
     def on_fault(self, now):
         samples, self.poses = self.poses, []
+        counts = self._health_counts()
         self.controller.hold(now, samples)
+        self._report_health(counts, now)
+
+    def _health_counts(self):
+        h = self.controller.health
+        return h.rejected, h.reinitializations, h.restarts
+
+    def _report_health(self, before, now):
+        """Report what the estimator's health checks did during this tick (stable texts)."""
+        h = self.controller.health
+        rejected, reinitializations, restarts = before
+        if h.rejected > rejected:
+            self.report("pose gate", f"base pose sample rejected: {h.last_rejection}", now)
+        if h.reinitializations > reinitializations:
+            self.report("observer reinit", "observer re-initialized on the pose samples after a run of "
+                        "rejections (a re-localisation?)", now)
+        if h.restarts > restarts:
+            self.report("observer restart", f"observer restarted: {h.last_restart}", now)
 
     def safe_commands(self, now):
         fresh = self.watchdog.fresh("joint state", now)
@@ -179,7 +217,9 @@ class ControllerNode(ControlNode):
         values = {"joint_state_age_ms": 1e3 * (now - self.joint_stamp) if self.joint_stamp else "none",
                   "base_pose_age_s": self.watchdog.age("base pose", now),
                   "observer_initialized": obs.initialized, "observer_pose_samples": obs.samples,
-                  "observer_resets": obs.resets, **self.limits.report()}
+                  "observer_resets": obs.resets, "pose_samples_rejected": self.controller.health.rejected,
+                  "observer_reinitializations": self.controller.health.reinitializations,
+                  "observer_restarts": self.controller.health.restarts, **self.limits.report()}
         if obs.initialized:
             est = obs.estimate()
             values["observer_error_eps"] = float(np.linalg.norm(est.eps))

@@ -19,12 +19,14 @@ the wall clock, so a controller sees consistent time stamps. With
 simulator started paused: it publishes the initial joint states (freshly
 stamped, no pose samples, no ground truth) and starts the physics at the first
 command, so a run does not depend on how long the controller takes to start
-and to discover the simulator.
+and to discover the simulator.  With ``publish_clock`` that time is also
+published on ``/clock`` (for nodes with ``use_sim_time``).
 """
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -51,6 +53,10 @@ class SimNode(Node):
         joints = m.joint_order(p("joints"), self.model.joint_names)
         self.cmd_index = [joints.index(j) for j in self.model.joint_names]
         self.dt = 1.0 / p("physics_rate_hz")
+        # whole publish periods of physics per tick: the stamps stay on the publish_rate_hz grid when
+        # a tick comes late (a loaded machine), as a driver's fixed-rate loop stamps them
+        self.per_tick = max(1, round(p("physics_rate_hz") / p("publish_rate_hz")))
+        self.max_catch_up = self.per_tick * max(1, MAX_CATCH_UP // self.per_tick)
         self.plant = MujocoPlant.from_urdf(urdf, self.model, timestep=self.dt, contacts=False)
         seed = p("seed")
         self.encoders = JointEncoders(p("q_noise"), p("qdot_noise"), seed=2 * seed + 1)
@@ -81,6 +87,7 @@ class SimNode(Node):
         self.momentum_pub = self.create_publisher(WrenchStamped, "~/momentum", 10)
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
         self.joint_msg = JointState(name=list(self.model.joint_names))
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
         self.create_timer(1.0 / p("publish_rate_hz"), self._tick)
         self.collector = CollectBetweenTicks()      # the joint states keep their period: no GC inside a tick
         self.collector.start()
@@ -111,12 +118,12 @@ class SimNode(Node):
                 return
             self.t0 = wall
         target = int((wall - self.t0) / self.dt)
-        todo = target - self.steps
-        if todo > MAX_CATCH_UP:
-            self.get_logger().warning(f"{todo - MAX_CATCH_UP} physics steps behind the wall clock: the "
+        todo = (target - self.steps) // self.per_tick * self.per_tick
+        if todo > self.max_catch_up:
+            self.get_logger().warning(f"{todo - self.max_catch_up} physics steps behind the wall clock: the "
                                       "simulation slows down", throttle_duration_sec=5.0)
-            self.t0 += (todo - MAX_CATCH_UP) * self.dt       # fall behind rather than jump
-            todo = MAX_CATCH_UP
+            self.t0 += (todo - self.max_catch_up) * self.dt       # fall behind rather than jump
+            todo = self.max_catch_up
         applied = self.tau if wall - self.cmd_time <= self.command_timeout else self.zero
         for _ in range(max(todo, 0)):
             self.plant.step(applied)
@@ -137,6 +144,8 @@ class SimNode(Node):
         self.collector.after_tick()
 
     def _publish_joint_state(self, stamp, applied):
+        if self.clock_pub:                       # the stamps' time, paused or not: a use_sim_time
+            self.clock_pub.publish(Clock(clock=stamp))      # controller must tick to send its first command
         q_m, qdot_m = self.encoders.read(*self.plant.joint_state())
         msg = self.joint_msg
         msg.header.stamp = stamp

@@ -9,6 +9,7 @@ from typing import Any, Optional, Tuple
 
 from ..control.shape import COMPENSATIONS
 from ..control.watchdog import SAFE_MODES
+from ..estimation.health import HealthConfig
 from ..estimation.observer import ObserverGains
 from ..orbital.spacecraft import Spacecraft
 from ..urdf_loader import MIMIC_MODES
@@ -80,9 +81,22 @@ def _structural(node_name):
     ]
 
 
+def _monitoring():
+    """What every controller node checks on its inputs and how it escalates (control/plausibility.py)."""
+    return [
+        ParamSpec("stamps.future_tolerance", 0.5, "a message stamped further in the future than this (s) "
+                  "is refused: the clocks disagree", (0.0, 60.0)),
+        ParamSpec("stamps.max_age", 1.0, "a message stamped longer ago than this (s) is refused", (0.001, 60.0)),
+        ParamSpec("limits.velocity_factor", 3.0, "a joint velocity above this many times the URDF's limit is "
+                  "implausible (a fault, not a motion): the joint state is refused", (1.0, 1000.0)),
+        ParamSpec("diagnostics.error_after", 5.0, "a fault that lasts longer than this (s) is reported as "
+                  "ERROR, not WARN", (0.0, 3600.0)),
+    ]
+
+
 def controller_params(joint_names, position_limits, effort_limits):
     """Parameters of ``floating_base_controller`` for a robot with these joints and limits."""
-    g = ObserverGains()
+    g, h = ObserverGains(), HealthConfig()
     specs = _structural("floating_base_controller") + [
         ParamSpec("base_pose_type", "pose", "message type on base_pose_topic", read_only=True,
                   choices=("pose", "odometry")),
@@ -118,6 +132,19 @@ def controller_params(joint_names, position_limits, effort_limits):
         ParamSpec("watchdog.safe_mode", "damping", "safe command: zero torque or joint damping",
                   choices=SAFE_MODES),
         ParamSpec("watchdog.safe_damping", 1.0, "damping of the safe command (N m s/rad)", (0.0, 100.0)),
+        ParamSpec("health.innovation_threshold", h.threshold, "innovation gate on base pose samples: a sample "
+                  "further from the observer's prediction than this is rejected; the distance is "
+                  "sqrt(angle^2 + (translation / health.length)^2) (rad)", (0.001, 100.0)),
+        ParamSpec("health.length", h.length, "characteristic length of the robot (m): a translation of this "
+                  "weighs as much as a rotation of one radian in the innovation", (0.001, 100.0)),
+        ParamSpec("health.reinit_after", float(h.reinit_after), "this many consecutive rejected samples that "
+                  "agree with each other re-initialize the pose estimate on them (a re-localisation)",
+                  (1.0, 1000.0)),
+        ParamSpec("health.max_angular_rate", h.max_angular_rate, "a locked angular velocity estimate above "
+                  "this (rad/s) is implausible: the observer restarts", (0.01, 1000.0)),
+        ParamSpec("health.max_speed", h.max_speed, "a locked linear velocity estimate above this (m/s) is "
+                  "implausible: the observer restarts", (0.01, 1000.0)),
+        *_monitoring(),
     ]
     for j, (lo, hi), effort in zip(joint_names, position_limits, effort_limits):
         lo, hi, effort = float(max(lo, -1e3)), float(min(hi, 1e3)), float(min(effort, 1e4))
@@ -190,6 +217,8 @@ def sim_params():
         ParamSpec("command_timeout", 0.05, "apply zero torque when the last command is older (s)",
                   (0.001, 10.0), **ro),
         ParamSpec("wait_for_command", True, "start paused; run the physics from the first command on", **ro),
+        ParamSpec("publish_clock", False, "publish the simulated time on /clock (what every message is "
+                  "stamped with), for nodes with use_sim_time", **ro),
         ParamSpec("seed", 0, "noise seed", **ro),
     ]
 
@@ -200,8 +229,8 @@ def _hopper_structural():
         ParamSpec("robot", "revolute", "which hopper of seed 003: urdf/hopper_<robot>.urdf",
                   choices=("prismatic", "revolute"), **ro),
         ParamSpec("urdf", "", "URDF of the hopper; empty: the package's URDF of 'robot'", **ro),
-        ParamSpec("gravity", 9.81, "g (m/s^2): the thesis' revolute tables imply 9.81, the prismatic 9.8",
-                  (0.0, 30.0), **ro),
+        ParamSpec("gravity", 9.81, "g (m/s^2; a hopper needs some): the thesis' revolute tables imply 9.81, "
+                  "the prismatic 9.8", (0.1, 30.0), **ro),
         ParamSpec("joints", [""], "joint names in command order; [''] = the URDF's", **ro),
         ParamSpec("world_frame", "world", "inertial frame of the base odometry", **ro),
         ParamSpec("base_frame", "base_link", "the floating base link", **ro),
@@ -258,6 +287,7 @@ def hopper_controller_params():
         ParamSpec("watchdog.max_odometry_age", 0.01, "odometry older than this (s): zero command", (0.0001, 10.0)),
         ParamSpec("watchdog.max_foot_force_age", 0.01, "foot force older than this (s): zero command",
                   (0.0001, 10.0)),
+        *_monitoring(),
     ]
 
 
@@ -270,7 +300,7 @@ def hopper_sim_params():
                   (10.0, 10000.0), **ro),
         ParamSpec("floor", "viscoelastic", "viscoelastic (seed 003, eqs. 4.13-4.14) or MuJoCo's contact",
                   choices=("viscoelastic", "mujoco"), **ro),
-        ParamSpec("floor_K", 10000.0, "floor stiffness (N/m)", (0.0, 1e7), **ro),
+        ParamSpec("floor_K", 10000.0, "floor stiffness (N/m)", (1.0, 1e7), **ro),
         ParamSpec("floor_D", 1000.0, "floor damping (N s/m)", (0.0, 1e6), **ro),
         ParamSpec("base", "planar", "MuJoCo base joint: planar (exact plane) or free (3D)",
                   choices=("planar", "free"), **ro),

@@ -19,6 +19,11 @@ from rclpy.signals import SignalHandlerOptions
 #: newest message matters, and a queue of old ones would only add delay.
 LATEST_ONLY = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
 
+#: For sensor streams whose every sample counts (base pose): a best-effort subscription matches
+#: both reliable publishers and the usual SensorDataQoS (best-effort) ones of motion capture and
+#: odometry; asking for reliable delivery would silently match no best-effort publisher.
+SENSOR_SAMPLES = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT)
+
 #: Fast DDS over shared memory only (no UDP sockets, no multicast discovery).
 LOCAL_DDS = {"FASTDDS_BUILTIN_TRANSPORTS": "SHM", "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"}
 
@@ -53,23 +58,29 @@ def node_command(module, params_file=None, overrides=()):
 
 
 def spin(node_class, args=None):
-    """``main()`` of a node: one node on rclpy's events executor until SIGINT or SIGTERM.
+    """``main()`` of a node: one node on rclpy's events executor until SIGINT, SIGTERM or the
+    lifecycle shutdown transition (the node's ``finalized``); exit status 0 in all three cases.
 
     The events executor dispatches from C++; at a 1 kHz control rate the Python
     wait-set executor costs a large share of the tick.  Signals only set a flag,
-    so that no callback runs into a context that is being shut down.
+    so that no callback runs into a context that is being shut down, and any
+    further signal (a second Ctrl-C, ``ros2 launch`` forwarding SIGINT to the
+    process group that already got it) cannot interrupt the node's last words:
+    ``destroy_node`` sends the zero command and waits for its acknowledgement.
     """
     stop = []
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.append(True))
+        signal.signal(sig, lambda signum, _frame: stop.append(signum))
     node = node_class()
     executor = EventsExecutor()
     executor.add_node(node)
     try:
-        while not stop and rclpy.ok():
+        while not stop and rclpy.ok() and not getattr(node, "finalized", False):
             executor.spin_once(timeout_sec=0.1)
     finally:
         executor.shutdown()
         node.destroy_node()
         rclpy.try_shutdown()
+        for sig in (signal.SIGINT, signal.SIGTERM):    # the interpreter's exit restores the default handlers:
+            signal.signal(sig, signal.SIG_IGN)        # a late signal must not turn a clean exit into a kill

@@ -1,7 +1,8 @@
 """The orbital robot's controller, as in the block diagram of seed 002, Fig. 5.
 
 One :meth:`OrbitalController.step` per control tick: advance the observer
-(eqs. 37-42), fold in any new base pose sample, evaluate the REL terms once at
+(eqs. 37-42), restart it if its state is implausible, fold in the new base pose
+samples its innovation gate admits (``estimation/health.py``), evaluate the REL terms once at
 ``(q, qdot, mu_hat_o)``, and return ``tau = tau_c + tau_hat_i`` (eqs. 45, 52)
 within the torque limits.  The same REL terms feed the observer's rates for
 the next tick.  The ROS 2 node and the ROS-free scenario runner both call this.
@@ -19,6 +20,7 @@ import numpy as np
 
 from ..dynamics.rel_fast import locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row
 from ..dynamics.rel_matrices import spatial_momentum
+from ..estimation.health import EstimatorHealth
 from ..estimation.observer import MomentumObserver, ObserverGains
 from ..lie import SWAP
 from .. import validation as check
@@ -114,6 +116,7 @@ class OrbitalController:
         self.q_d = q_d
         self.shape_gains = shape_gains
         self.observer = MomentumObserver(observer_gains or ObserverGains())
+        self.health = EstimatorHealth()
         self.compensation = compensation
         self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
         self.motion = motion
@@ -147,8 +150,8 @@ class OrbitalController:
         # +inf: no limit (a URDF without an effort limit, see urdf_loader)
         limits = check.vector("torque_limits", np.minimum(np.asarray(limits, dtype=float), np.finfo(float).max),
                               self.model.n)
-        if (limits <= 0).any():
-            raise InputError(f"torque_limits must be > 0, got {limits.tolist()}")
+        if (limits < 0).any():           # 0: that joint gets no torque
+            raise InputError(f"torque_limits must be >= 0, got {limits.tolist()}")
         self._torque_limits = limits
         self._neg_torque_limits = -limits
 
@@ -168,12 +171,8 @@ class OrbitalController:
 
     def hold(self, t, pose_samples=()):
         """A tick at ``t`` without usable joint states: keep the pose samples, do not
-        integrate the observer across the gap; a diverged (non-finite) estimate starts over
-        from the next pose sample."""
-        if not self.observer.healthy():
-            self.observer.reset()
-        for t_taken, g in pose_samples:
-            self.observer.add_pose(g, t_taken, t)
+        integrate the observer across the gap."""
+        self._take_samples(t, pose_samples)
         self.observer.resync(t)
 
     def _motion_torque(self, t, q, qdot, mu):
@@ -182,6 +181,14 @@ class OrbitalController:
         return self.motion.torque(t, q, qdot, terms, mu, self._compensation,
                                   self.observer.g_hat if self.observer.initialized else None)
 
+    def _take_samples(self, t, pose_samples):
+        """Restart an implausible estimate (it starts over from the next sample), then fold in
+        the samples the innovation gate admits."""
+        self.health.check_state(self.observer)
+        for t_taken, g in pose_samples:
+            if self.health.admit(self.observer, g, t_taken, t) is None:
+                self.observer.add_pose(g, t_taken, t)
+
     def step(self, t, q, qdot, pose_samples=(), mu_true=None):
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
         ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
@@ -189,8 +196,7 @@ class OrbitalController:
         locked_inertia_factor(model, ws, q)               # first: CRBA's returned copy is freed at once
         if obs.initialized:
             obs.advance(t)
-        for t_taken, g in pose_samples:
-            obs.add_pose(g, t_taken, t)
+        self._take_samples(t, pose_samples)
         A_qdot = ws.A.dot(qdot, out=ws.A_qdot)
         error = obs.error() if obs.initialized else None
         mu_o = _ZERO_TWIST if error is None else error.mu_hat_o

@@ -163,6 +163,8 @@ def run(scenario, progress=None, motion=None, evaluate=None):
                 row.update(evaluate(t, g1, q))
             log.append(row)
             status = verdicts.divergence(row, out.tau, log.rows[0]["dq_norm_deg"], limits["divergence"])
+            if status == "completed" and controller.health.restarts:     # it caught the estimate diverging
+                status = f"diverged: observer restarted ({controller.health.last_restart})"
             if status != "completed":
                 break
             if progress and i % (every * 500) == 0:
