@@ -45,6 +45,18 @@ def start_node(module, domain, params, ros_args=()):
                             text=True, start_new_session=True)
 
 
+def controller_with_client(test_module, params, joints):
+    """A module fixture's body: ``floating_base_controller`` in the test module's own domain and a
+    client, yielded; then both stopped, and the node's output must hold no traceback."""
+    domain = domain_for(test_module)
+    proc = start_node("orbital_controller", domain, params)
+    client = Client(domain, joints)
+    yield client
+    client.close()
+    output = stop(proc)
+    assert "Traceback" not in output, output
+
+
 def signal_group(proc, sig=signal.SIGINT):
     """Ctrl-C in a terminal: the signal goes to the whole process group."""
     os.killpg(proc.pid, sig)

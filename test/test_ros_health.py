@@ -21,13 +21,7 @@ HEALTH_PARAMS = {**PARAMS, "diagnostics_rate_hz": 10.0, "diagnostics.error_after
 
 @pytest.fixture(scope="module")
 def ros():
-    domain = ros_harness.domain_for(__name__)
-    proc = ros_harness.start_node("orbital_controller", domain, HEALTH_PARAMS)
-    client = ros_harness.Client(domain, JOINTS)
-    yield client
-    client.close()
-    output = ros_harness.stop(proc)
-    assert "Traceback" not in output, output
+    yield from ros_harness.controller_with_client(__name__, HEALTH_PARAMS, JOINTS)
 
 
 def statuses(client, since, name=NAME):

@@ -21,13 +21,7 @@ QDOT = np.zeros(7)
 
 @pytest.fixture(scope="module")
 def ros():
-    domain = ros_harness.domain_for(__name__)
-    proc = ros_harness.start_node("orbital_controller", domain, PARAMS)
-    client = ros_harness.Client(domain, JOINTS)
-    yield client
-    client.close()
-    output = ros_harness.stop(proc)
-    assert "Traceback" not in output, output
+    yield from ros_harness.controller_with_client(__name__, PARAMS, JOINTS)
 
 
 def controlling(cmd):
