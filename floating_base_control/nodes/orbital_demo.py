@@ -121,6 +121,19 @@ def scenario_overrides(scenario, joint_names):
     return robot + controller, robot + sim
 
 
+#: What the report is computed from; the physics must not start before the recorder has found them.
+TRUTH_TOPICS = ("/mujoco_sim/joints", "/mujoco_sim/ground_truth", "/mujoco_sim/locked_velocity", "/mujoco_sim/momentum")
+
+
+def _wait_for(executor, ready, procs, what, timeout=60.0):
+    """Spin until ``ready()``; ``RuntimeError`` if a node exits or ``what`` is not up within ``timeout`` s."""
+    end = time.monotonic() + timeout
+    while not ready():
+        executor.spin_once(timeout_sec=0.1)
+        if time.monotonic() > end or any(p.poll() is not None for p in procs):
+            raise RuntimeError(f"{what} did not come up within {timeout:g} s")
+
+
 def run(scenario=None, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
         progress=None, record=True):
     """Run ``scenario`` (default: :class:`OrbitalScenario()`) over ROS 2; returns ``(log, summary)`` like
@@ -142,19 +155,18 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
     recorder = Recorder(record)
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
-    # the controller first, waiting for input (as a deployed controller would), then the robot
-    procs = [subprocess.Popen(node_command("orbital_controller", params_file,
-                                           [*controller_params, *controller_overrides]), env=env)]
+    # the robot first, paused until the first command, so that the recorder has found its ground truth
+    # before the physics starts (else the report may begin late); then the controller
+    procs = [subprocess.Popen(node_command("orbital_sim", params_file, sim_params), env=env)]
     status = "completed"
     deadline = time.monotonic() + timeout_factor * duration_s + 30.0
     reported = 0
     try:
-        up_deadline = time.monotonic() + 60.0
-        while not recorder.controller_up:
-            executor.spin_once(timeout_sec=0.1)
-            if time.monotonic() > up_deadline or procs[0].poll() is not None:
-                raise RuntimeError("floating_base_controller did not come up within 60 s")
-        procs.append(subprocess.Popen(node_command("orbital_sim", params_file, sim_params), env=env))
+        _wait_for(executor, lambda: all(recorder.count_publishers(topic) for topic in TRUTH_TOPICS), procs,
+                  "mujoco_sim's ground truth")
+        procs.append(subprocess.Popen(node_command("orbital_controller", params_file,
+                                                   [*controller_params, *controller_overrides]), env=env))
+        _wait_for(executor, lambda: recorder.controller_up, procs, "floating_base_controller")
         while recorder.elapsed < duration_s:
             executor.spin_once(timeout_sec=0.1)
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
