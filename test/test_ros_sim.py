@@ -1,4 +1,6 @@
 """mujoco_sim as a separate process: the simulated hardware behind standard topics."""
+import os
+import signal
 import time
 
 import numpy as np
@@ -32,6 +34,7 @@ def sim():
     node.create_subscription(WrenchStamped, "/mujoco_sim/momentum", lambda m: client.momenta.append(m), 1000)
     node.create_subscription(Clock, "/clock", lambda m: client.clock.append(stamp_to_seconds(m.clock)), 1000)
     client.cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+    client.proc = proc
     assert client.wait_for(lambda: len(client.joint_states) >= 3, timeout=20.0), "the simulator publishes nothing"
     yield client
     client.close()
@@ -47,11 +50,15 @@ def started(sim):
     return sim
 
 
+def stamps_span(messages):
+    return stamp_to_seconds(messages[-1][1].header.stamp) - stamp_to_seconds(messages[0][1].header.stamp)
+
+
 def test_paused_until_the_first_command(sim):
     """wait_for_command: the initial state, freshly stamped, without pose samples or ground truth."""
     sim.joint_states.clear()
-    sim.spin(0.5)
-    assert len(sim.joint_states) > 10 and not sim.poses and not sim.momenta
+    assert sim.wait_for(lambda: len(sim.joint_states) > 10 and stamps_span(sim.joint_states) > 0.5, timeout=30.0)
+    assert not sim.poses and not sim.momenta
     q = np.array([msg.position for _, msg in sim.joint_states])
     assert np.allclose(q, [-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6], atol=0, rtol=0)   # q_noise = 0
     stamps = [stamp_to_seconds(msg.header.stamp) for _, msg in sim.joint_states]
@@ -75,6 +82,30 @@ def test_rates_names_and_pose_latency(sim):
                                                                                # (1e-6: float seconds since 1970)
     delays = [t - stamp_to_seconds(m.header.stamp) for t, m in sim.poses]
     assert min(delays) >= 0.05                                                 # never before the 50 ms latency
+
+
+def test_stamps_stay_on_one_clock_when_the_simulator_falls_behind(sim):
+    """The process stopped for 0.5 s (a loaded machine does that for a moment): the physics stands
+    still meanwhile, and every sample keeps the stamp of the time it was taken: joint states on the
+    200 Hz grid, pose samples on the 10 Hz grid (those due during the stop too), none delivered
+    before its 50 ms latency."""
+    started(sim)
+    sim.joint_states.clear(), sim.poses.clear()
+    assert sim.wait_for(lambda: len(sim.poses) >= 2, timeout=30.0)
+    os.kill(sim.proc.pid, signal.SIGSTOP)
+    time.sleep(0.5)
+    os.kill(sim.proc.pid, signal.SIGCONT)
+    assert sim.wait_for(lambda: len(sim.poses) >= 12, timeout=30.0)
+    stamps = np.array([stamp_to_seconds(m.header.stamp) for _, m in sim.joint_states])
+    steps = np.diff(stamps) / 0.005
+    assert np.allclose(steps, np.round(steps), atol=1e-3) and steps.min() >= 0     # the 200 Hz grid
+    assert np.diff(stamps).max() > 0.3                                             # the stop was seen
+    pose_stamps = [stamp_to_seconds(m.header.stamp) for _, m in sim.poses]
+    assert np.allclose(np.diff(pose_stamps), 0.1, atol=1e-6), np.diff(pose_stamps)
+    offsets = (np.array(pose_stamps) - stamps[0]) / 0.005
+    assert np.allclose(offsets, np.round(offsets), atol=1e-3)                     # one clock with the joint states
+    delays = [t - stamp_to_seconds(m.header.stamp) for t, m in sim.poses]
+    assert min(delays) >= 0.05
 
 
 def test_momentum_is_conserved_while_commanded(sim):

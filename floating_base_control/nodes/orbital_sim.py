@@ -13,8 +13,11 @@ Ground truth, for evaluation only, on ``~/ground_truth`` (nav_msgs/Odometry),
 MuJoCo's own subtree quantities).
 
 Time: the physics keeps up with the wall clock (several steps per tick when a
-tick is late) and every message is stamped with the simulated time mapped onto
-the wall clock, so a controller sees consistent time stamps. With
+tick is late) and every message is stamped on one clock: the start's wall time
+plus the steps of physics and, when the machine is too loaded to catch up, the
+steps the physics stood still (a pause: samples due meanwhile see the state it
+stands in).  So a sample is stamped with the time it was taken, and the stamps
+keep the publish and pose grids whatever the pacing. With
 ``wait_for_command`` (the default) the simulation starts paused, like a
 simulator started paused: it publishes the initial joint states (freshly
 stamped, no pose samples, no ground truth) and starts the physics at the first
@@ -74,7 +77,7 @@ class SimNode(Node):
         self.tau = self.zero = np.zeros(self.model.n)
         self.cmd_time = -np.inf
         self.command_timeout = p("command_timeout")
-        self.steps = 0
+        self.steps = self.paused = 0       # the stamp clock: t0 + (steps + paused) * dt
         self.t0 = None
         self.wait_for_command = p("wait_for_command")
         self.truth_every = max(1, round(p("publish_rate_hz") / p("ground_truth_rate_hz")))
@@ -118,19 +121,19 @@ class SimNode(Node):
                 return
             self.t0 = wall
         target = int((wall - self.t0) / self.dt)
-        todo = (target - self.steps) // self.per_tick * self.per_tick
+        todo = (target - self.steps - self.paused) // self.per_tick * self.per_tick
         if todo > self.max_catch_up:
             self.get_logger().warning(f"{todo - self.max_catch_up} physics steps behind the wall clock: the "
                                       "simulation slows down", throttle_duration_sec=5.0)
-            self.t0 += (todo - self.max_catch_up) * self.dt       # fall behind rather than jump
+            self._pause(todo - self.max_catch_up)                 # fall behind rather than jump
             todo = self.max_catch_up
         applied = self.tau if wall - self.cmd_time <= self.command_timeout else self.zero
         for _ in range(max(todo, 0)):
             self.plant.step(applied)
             self.steps += 1
-            if self.pose_sensor.due(self.steps * self.dt):      # sampled on its own clock, not the tick's
-                self.pose_sensor.sample(self.steps * self.dt, self.plant.state()[0])
-        t = self.steps * self.dt
+            if self.pose_sensor.due(self._stamp_clock()):      # sampled on its own clock, not the tick's
+                self.pose_sensor.sample(self._stamp_clock(), self.plant.state()[0])
+        t = self._stamp_clock()
         stamp = m.seconds_to_stamp(self.t0 + t)
         self._publish_joint_state(stamp, applied)
         self.ticks += 1
@@ -142,6 +145,19 @@ class SimNode(Node):
             m.fill_pose_msg(pose.pose, g)
             self.pose_pub.publish(pose)
         self.collector.after_tick()
+
+    def _stamp_clock(self):
+        """The stamp clock (s since t0)."""
+        return (self.steps + self.paused) * self.dt
+
+    def _pause(self, steps):
+        """The physics stands still for ``steps`` of the stamp clock; the pose samples due meanwhile
+        are taken of the state it stands in, each stamped with its own time."""
+        g1 = self.plant.state()[0]
+        for _ in range(steps):
+            self.paused += 1
+            if self.pose_sensor.due(self._stamp_clock()):
+                self.pose_sensor.sample(self._stamp_clock(), g1)
 
     def _publish_joint_state(self, stamp, applied):
         if self.clock_pub:                       # the stamps' time, paused or not: a use_sim_time
