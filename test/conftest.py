@@ -27,6 +27,14 @@ def pytest_configure(config):
             raise pytest.UsageError(f"FBC_REQUIRE_ROS is set but ROS 2 cannot be imported: {exc}") from exc
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _ros_domains(request):
+    """A test module's ROS domains are free again when it ends (ros_harness.domain_for)."""
+    yield
+    if "ros_harness" in sys.modules:
+        sys.modules["ros_harness"].release_domains(request.module.__name__)
+
+
 @pytest.fixture(scope="session")
 def orbital():
     return FloatingBaseModel.from_urdf(orbital_robot_urdf())

@@ -1,15 +1,19 @@
 """Running the package's nodes as separate processes and talking to them through ROS 2 only.
 
 Traffic stays on this machine: Fast DDS with shared memory only and a domain
-of the test's own.  Everything here is what a real client (or rqt) would do:
+of the test's own: :func:`domain_for` takes the first free id of ``DOMAINS`` by an exclusive
+``flock`` on ``<tmp>/fbc-ros-domains/<id>.lock``, so concurrent pytest runs on one machine never
+share a domain.  Everything here is what a real client (or rqt) would do:
 publish on topics, subscribe, call parameter and lifecycle services.
 """
+import fcntl
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
-import zlib
+from pathlib import Path
 
 import pytest
 
@@ -30,19 +34,56 @@ from floating_base_control.nodes.runtime import LOCAL_DDS, local_env  # noqa: E4
 os.environ.update(LOCAL_DDS)       # any participant of this process (clients, in-process nodes): shared memory only
 
 
+#: the domains tests take: away from 0, the Makefile's 61 and ``ros2 launch`` users' usual ids, and
+#: below 232 (Fast DDS's largest valid id)
+DOMAINS = range(100, 200)
+LOCK_DIR = Path(tempfile.gettempdir()) / "fbc-ros-domains"
+_taken = {}          # name -> (domain, fd of its locked file)
+
+
 def domain_for(name):
-    """A ROS domain per test module (and per pytest process), away from 0 and the Makefile's."""
-    return 100 + (zlib.crc32(f"{name}{os.getpid()}".encode()) % 100)
+    """A ROS domain of ``name``'s own on this machine (the same one for the same name).
+
+    The first id of ``DOMAINS`` whose lock file no other process holds (an exclusive ``flock``,
+    taken without waiting): held until :func:`release_domains` or this process ends, and passed
+    on to every node :func:`popen` starts on it, so a node left over from a killed run keeps its
+    domain taken as long as it lives."""
+    if name not in _taken:
+        LOCK_DIR.mkdir(exist_ok=True)
+        for domain in DOMAINS:
+            fd = os.open(LOCK_DIR / f"{domain}.lock", os.O_RDONLY | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            _taken[name] = (domain, fd)
+            break
+        else:
+            raise RuntimeError(f"every ROS domain in {DOMAINS} is taken (see the holders: fuser {LOCK_DIR}/*)")
+    return _taken[name][0]
+
+
+def release_domains(prefix):
+    """Free the domains taken for names starting with ``prefix`` (a test module's, when it ends)."""
+    for name in [n for n in _taken if n.startswith(prefix)]:
+        os.close(_taken.pop(name)[1])
+
+
+def popen(args, domain):
+    """Start ``args`` in ROS domain ``domain`` (holding its lock), in a process group of its own
+    (what a terminal or ``ros2 launch`` signals as a whole), output captured."""
+    locks = [fd for d, fd in _taken.values() if d == domain]
+    return subprocess.Popen(args, env=local_env(domain), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True, pass_fds=locks)
 
 
 def start_node(module, domain, params, ros_args=()):
-    """Start ``floating_base_control.nodes.<module>`` with ``-p name:=value`` parameters, in a
-    process group of its own (what a terminal or ``ros2 launch`` signals as a whole)."""
+    """Start ``floating_base_control.nodes.<module>`` with ``-p name:=value`` parameters (:func:`popen`)."""
     args = [sys.executable, "-m", f"floating_base_control.nodes.{module}", "--ros-args", *ros_args]
     for name, value in params.items():
         args += ["-p", f"{name}:={value}"]
-    return subprocess.Popen(args, env=local_env(domain), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    return popen(args, domain)
 
 
 def controller_with_client(test_module, params, joints):

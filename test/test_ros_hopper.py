@@ -1,5 +1,4 @@
 """hopper_sim + hopper_controller as two processes with config/hopper.yaml (seed 003, Exp VI)."""
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +8,7 @@ ros_harness = pytest.importorskip("ros_harness")
 
 from nav_msgs.msg import Odometry  # noqa: E402
 
-from floating_base_control.nodes.runtime import local_env, node_command  # noqa: E402
+from floating_base_control.nodes.runtime import node_command  # noqa: E402
 
 CONFIG = str(Path(__file__).resolve().parents[1] / "config" / "hopper.yaml")
 
@@ -19,8 +18,7 @@ def hopper():
     domain = ros_harness.domain_for(__name__)
     # lockstep without a wall-clock limit that a loaded machine could hit: the test is about the physics
     overrides = {"hopper_controller": [], "hopper_sim": [("lockstep_timeout", 2.0)]}
-    procs = [subprocess.Popen(node_command(module, CONFIG, overrides[module]), env=local_env(domain),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    procs = [ros_harness.popen(node_command(module, CONFIG, overrides[module]), domain)
              for module in ("hopper_controller", "hopper_sim")]
     client = ros_harness.Client(domain, [])
     client.odometry = []

@@ -1,0 +1,55 @@
+"""ROS domains of the test modules: never shared by two processes on this machine (concurrent
+pytest runs, nodes left over from a killed run)."""
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ros_harness = pytest.importorskip("ros_harness")
+
+HOLDER = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import ros_harness
+ros_harness.LOCK_DIR = ros_harness.Path(sys.argv[1])
+print(ros_harness.domain_for("another run"), flush=True)
+sys.stdin.read()
+"""
+
+
+def free(domain):
+    fd = os.open(ros_harness.LOCK_DIR / f"{domain}.lock", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_another_process_gets_another_domain_and_a_node_keeps_its_domain_taken(tmp_path, monkeypatch):
+    monkeypatch.setattr(ros_harness, "LOCK_DIR", tmp_path)         # no other run takes ids meanwhile
+    monkeypatch.setattr(ros_harness, "_taken", {})
+    other = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        theirs = int(other.stdout.readline())
+        ours = ros_harness.domain_for(__name__)
+        assert (theirs, ours) == tuple(ros_harness.DOMAINS[:2])             # the first free ones
+        assert ros_harness.domain_for(__name__) == ours                       # the same name, the same domain
+        assert ros_harness.domain_for(__name__ + "b") not in (ours, theirs)   # two names of one process
+        node = ros_harness.popen([sys.executable, "-c", "import time; time.sleep(60)"], ours)
+    finally:
+        other.communicate("")
+    try:
+        ros_harness.release_domains(__name__)            # this module is done with it, its node is not
+        assert not free(ours) and ros_harness.domain_for(__name__ + "c") != ours
+    finally:
+        node.kill()
+        node.wait()
+        ros_harness.release_domains(__name__)
+    assert free(ours) and free(theirs)
