@@ -41,6 +41,10 @@ LOCK_DIR = Path(tempfile.gettempdir()) / "fbc-ros-domains"
 _taken = {}          # name -> (domain, fd of its locked file)
 
 
+#: the overall limit (s) of a wait on a predicate: generous, a loaded machine must not decide a verdict
+TIMEOUT = 30.0
+
+
 def domain_for(name):
     """A ROS domain of ``name``'s own on this machine (the same one for the same name).
 
@@ -140,9 +144,12 @@ class Client:
         rclpy.shutdown(context=self.context)
 
     def spin(self, seconds):
+        """Spin for ``seconds``, at least once (a client that got no CPU meanwhile still takes a message)."""
         end = time.monotonic() + seconds
-        while time.monotonic() < end:
+        while True:
             self.executor.spin_once(timeout_sec=0.005)
+            if time.monotonic() >= end:
+                return
 
     def now_msg(self):
         return self.node.get_clock().now().to_msg()
@@ -188,28 +195,34 @@ class Client:
         """Set ``values`` (``__`` for ``.`` in names) as rqt would: one result per parameter, or
         one result for all with ``atomically``."""
         client = AsyncParameterClient(self.node, node_name)
-        assert client.wait_for_services(timeout_sec=10.0), f"no parameter services on {node_name}"
+        assert client.wait_for_services(timeout_sec=TIMEOUT), f"no parameter services on {node_name}"
         params = [Parameter(k.replace("__", "."), value=v) for k, v in values.items()]
         future = (client.set_parameters_atomically if atomically else client.set_parameters)(params)
-        self.executor.spin_until_future_complete(future, timeout_sec=10.0)
+        self.executor.spin_until_future_complete(future, timeout_sec=TIMEOUT)
+        assert future.done(), f"{node_name} did not answer set_parameters within {TIMEOUT:g} s"
         result = future.result()
         return [result.result] if atomically else result.results
 
     def call(self, srv_type, name, request):
         client = self.node.create_client(srv_type, name)
-        assert client.wait_for_service(timeout_sec=10.0), f"no service {name}"
+        assert client.wait_for_service(timeout_sec=TIMEOUT), f"no service {name}"
         future = client.call_async(request)
-        self.executor.spin_until_future_complete(future, timeout_sec=10.0)
+        self.executor.spin_until_future_complete(future, timeout_sec=TIMEOUT)
+        assert future.done(), f"{name} did not answer within {TIMEOUT:g} s"
         return future.result()
 
-    def drain(self, quiet=0.3):
-        """Take every command already delivered: spin until none arrived for ``quiet`` s."""
-        n = -1
-        while n != len(self.commands):
-            n = len(self.commands)
-            self.spin(quiet)
+    def drain(self, quiet=0.3, spins=20):
+        """Take every command already delivered: spin until none arrived for ``quiet`` s and
+        ``spins`` spins in a row (so a client that got no CPU for a while takes what is waiting)."""
+        n, calm, since = len(self.commands), 0, time.monotonic()
+        while calm < spins or time.monotonic() - since < quiet:
+            self.executor.spin_once(timeout_sec=0.005)
+            if len(self.commands) != n:
+                n, calm, since = len(self.commands), 0, time.monotonic()
+            else:
+                calm += 1
 
-    def wait_for(self, predicate, timeout=10.0):
+    def wait_for(self, predicate, timeout=TIMEOUT):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if predicate():

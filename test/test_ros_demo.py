@@ -16,7 +16,7 @@ def test_ros_demo_runs_the_given_scenario_and_reports():
     if the scenario reaches the nodes."""
     q0 = OrbitalScenario().q0
     scenario = OrbitalScenario(duration_s=4.0, q_d=tuple(np.add(q0, [0.2, 0, 0, 0, 0, 0, 0])))
-    log, summary = demo.run(scenario, domain_id=domain_for(__name__))
+    log, summary = demo.run(scenario, domain_id=domain_for(__name__), timeout_factor=20.0)   # a loaded machine's pace
     assert summary["status"] == "completed"
     assert summary["duration_s"] >= 4.0
     assert log["dq_norm_deg"][0] == pytest.approx(np.degrees(0.2), abs=0.05)

@@ -105,7 +105,7 @@ def test_a_joint_trajectory_is_tracked_to_its_last_point(ros):
     accepted = int(diagnostic(ros, "commands_accepted") or 0)
     ros.trajectory_pub.publish(trajectory(JOINTS, [(2.0, via), (4.0, goal)]))
     error = lambda: np.rad2deg(np.linalg.norm(ros.truth.q - goal))          # noqa: E731
-    assert ros.wait_for(lambda: int(diagnostic(ros, "commands_accepted") or 0) > accepted, timeout=10.0)
+    assert ros.wait_for(lambda: int(diagnostic(ros, "commands_accepted") or 0) > accepted, timeout=30.0)
     assert ros.wait_for(lambda: error() < 0.05, timeout=30.0), f"final joint error {error():.4f} deg"
     ros.goal = goal
 
@@ -118,9 +118,9 @@ def test_bad_trajectories_are_refused_with_a_reason_and_the_last_reference_kept(
              (trajectory(JOINTS, [(1.0, q_now)], stamp=m.seconds_to_stamp(1.0)), "stale")]
     for msg, reason in cases:
         ros.trajectory_pub.publish(msg)
-        assert ros.wait_for(lambda: reason in (diagnostic(ros, "last_refused_command") or ""), timeout=10.0), reason
+        assert ros.wait_for(lambda: reason in (diagnostic(ros, "last_refused_command") or ""), timeout=30.0), reason
     error = lambda: np.rad2deg(np.linalg.norm(ros.truth.q - ros.goal))       # noqa: E731  (the last valid goal)
-    assert ros.wait_for(lambda: error() < 0.05, timeout=10.0), f"{error():.3f} deg off the last valid goal"
+    assert ros.wait_for(lambda: error() < 0.05, timeout=30.0), f"{error():.3f} deg off the last valid goal"
 
 
 def test_a_streamed_reference_is_reached_within_the_limits(ros):
@@ -138,7 +138,7 @@ def test_switching_task_while_active_changes_the_torque_by_less_than_5_percent_o
     since = time.monotonic()
     assert ros.set_parameters("floating_base_controller", task="end_effector")[0].successful
     assert ros.wait_for(lambda: diagnostic(ros, "task") == "end_effector"
-                        and diagnostic(ros, "task_switch_max_step_fraction") not in (None, "none"), timeout=20.0)
+                        and diagnostic(ros, "task_switch_max_step_fraction") not in (None, "none"), timeout=60.0)
     assert float(diagnostic(ros, "task_switch_max_step_fraction")) < 0.05
     commands = np.array([c for t, c in ros.commands if t >= since])
     assert len(commands) > 10 and np.isfinite(commands).all() and (np.abs(commands) <= effort).all()

@@ -35,7 +35,7 @@ def sim():
     node.create_subscription(Clock, "/clock", lambda m: client.clock.append(stamp_to_seconds(m.clock)), 1000)
     client.cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
     client.proc = proc
-    assert client.wait_for(lambda: len(client.joint_states) >= 3, timeout=20.0), "the simulator publishes nothing"
+    assert client.wait_for(lambda: len(client.joint_states) >= 3, timeout=60.0), "the simulator publishes nothing"
     yield client
     client.close()
     output = ros_harness.stop(proc)
@@ -46,7 +46,7 @@ def started(sim):
     """The simulator after its first command (a zero torque), with pose samples flowing."""
     if not sim.poses:
         sim.cmd_pub.publish(Float64MultiArray(data=[0.0] * 7))
-        assert sim.wait_for(lambda: len(sim.poses) >= 3, timeout=10.0), "no pose samples after a command"
+        assert sim.wait_for(lambda: len(sim.poses) >= 3, timeout=30.0), "no pose samples after a command"
     return sim
 
 
@@ -125,7 +125,7 @@ def test_momentum_is_conserved_while_commanded(sim):
 
 
 def test_commands_are_applied_checked_and_time_out(sim):
-    def send_until(data, predicate, timeout=10.0):
+    def send_until(data, predicate, timeout=30.0):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             sim.cmd_pub.publish(Float64MultiArray(data=list(data)))

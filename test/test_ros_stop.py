@@ -36,7 +36,7 @@ def running():
         ros_harness.stop(proc)
 
 
-def stream_until_exit(client, proc, timeout=20.0):
+def stream_until_exit(client, proc, timeout=60.0):
     """Go on publishing inputs (a robot stack does) until the process ends; its exit code."""
     end = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < end:
@@ -82,9 +82,9 @@ def lifecycle(client, transition_id, node="/floating_base_controller"):
     publishing (a service call that takes longer than the joint-state timeout must not turn the
     last control commands into safe commands)."""
     service = client.node.create_client(ChangeState, f"{node}/change_state")
-    assert service.wait_for_service(timeout_sec=10.0), f"no lifecycle service on {node}"
+    assert service.wait_for_service(timeout_sec=ros_harness.TIMEOUT), f"no lifecycle service on {node}"
     future = service.call_async(ChangeState.Request(transition=Transition(id=transition_id)))
-    end = time.monotonic() + 10.0
+    end = time.monotonic() + ros_harness.TIMEOUT
     while not future.done() and time.monotonic() < end:
         client.stream(0.01, Q, QDOT, pose_every=5)
     return future.done() and future.result().success

@@ -34,17 +34,20 @@ def test_each_joint_state_gets_a_step_and_the_timer_takes_over_when_they_stop(ro
     # a run of joint states: the commands follow them, not the 10 Hz timer
     t1 = time.monotonic()
     sent = 0
-    while sent < 200:
+
+    def received():
+        return [c for t, c in ros.commands if t >= t1]
+    # at least 200, and on until their commands are in (counted: a loaded machine's lag does not decide)
+    while sent < 200 or (len(received()) <= 0.3 * sent and sent < 4000):
         ros.publish_joints(Q, QDOT)
         if sent % 20 == 0:
             ros.publish_pose()
         sent += 1
         ros.spin(0.005)
-    ros.spin(0.05)
-    steps = [c for t, c in ros.commands if t >= t1]
+    steps = received()
     assert len(steps) > 0.3 * sent, f"{len(steps)} commands for {sent} joint states (timer alone: ~{TIMER_HZ}/s)"
     assert all(controlling(c) for c in steps)
     # no more joint states: the watchdog timer ticks and sends the safe command (zero)
     t2 = time.monotonic()
     assert ros.wait_for(lambda: (ros.spin(0.05), (c := ros.last_command(t2)) is not None
-                                 and not np.any(c))[1], timeout=10.0)
+                                 and not np.any(c))[1], timeout=30.0)
