@@ -57,7 +57,7 @@ def stamps_span(messages):
 def test_paused_until_the_first_command(sim):
     """wait_for_command: the initial state, freshly stamped, without pose samples or ground truth."""
     sim.joint_states.clear()
-    assert sim.wait_for(lambda: len(sim.joint_states) > 10 and stamps_span(sim.joint_states) > 0.5, timeout=30.0)
+    assert sim.wait_for(lambda: len(sim.joint_states) > 10 and stamps_span(sim.joint_states) > 2.0, timeout=60.0)
     assert not sim.poses and not sim.momenta
     q = np.array([msg.position for _, msg in sim.joint_states])
     assert np.allclose(q, [-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6], atol=0, rtol=0)   # q_noise = 0
