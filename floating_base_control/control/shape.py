@@ -48,9 +48,13 @@ class ShapeGains:
             raise InputError(f"shape gain integral must be finite and >= 0, got {self.integral.tolist()}")
 
 
-def task_torque(q, qdot, q_d, gains):
-    """``tau_c = -dPhi(q - q_d) - D_q qdot`` with ``Phi = 1/2 dq^T K dq`` (seed 002, eq. 52)."""
-    return -gains.stiffness * (q - q_d) - gains.damping * qdot
+def task_torque(q, qdot, q_d, gains, out=None, scratch=None):
+    """``tau_c = -dPhi(q - q_d) - D_q qdot`` with ``Phi = 1/2 dq^T K dq`` (seed 002, eq. 52); ``out`` and
+    ``scratch``: buffers of a control loop (``scratch`` may be ``qdot``)."""
+    damping = np.multiply(gains.damping, qdot, out=scratch)
+    out = np.subtract(q_d, q, out=out)              # -(q - q_d), exactly
+    out *= gains.stiffness
+    return np.subtract(out, damping, out=out)
 
 
 def tau_hat_2(terms):

@@ -68,18 +68,32 @@ def check_setpoint(q_d, position_limits):
     return q_d
 
 
-def reference_step(q_r, qdot_r, target, v_max, a_max, dt):
+def reference_step(q_r, qdot_r, target, v_max, a_max, dt, scratch=None):
     """One tick of the rate-limited reference (in place): toward ``target`` at most ``v_max``, accelerating
-    at most ``a_max``, braking to arrive at rest."""
-    e = target - q_r
-    arrived = (np.abs(e) <= a_max * dt * dt) & (np.abs(qdot_r) <= a_max * dt)
+    at most ``a_max``, braking to arrive at rest.  ``scratch``: a ``(3, n)`` array for the temporaries (a
+    control loop keeps one; ``None``: allocated here)."""
+    e, abs_e, v = np.empty((3, len(q_r))) if scratch is None else scratch
+    np.subtract(target, q_r, out=e)
+    if not (e.any() or qdot_r.any()):       # at rest on the target: the step below would leave it there
+        return
     step = a_max * dt
+    np.abs(e, out=abs_e)
+    arrived = (abs_e <= step * dt) & (np.abs(qdot_r, out=v) <= step)
     # the speed from which braking at a_max, one tick at a time, stops exactly at the target
-    v_stop = step * (np.sqrt(0.25 + 2.0 * np.abs(e) / (step * dt)) - 0.5)
-    v_des = np.sign(e) * np.minimum(v_max, v_stop)
-    qdot_r += np.clip(v_des - qdot_r, -step, step)
-    q_r += qdot_r * dt
-    q_r[arrived], qdot_r[arrived] = target[arrived], 0.0
+    np.multiply(2.0, abs_e, out=v)
+    v /= step * dt
+    v += 0.25
+    np.sqrt(v, out=v)
+    v -= 0.5
+    v *= step
+    np.minimum(v_max, v, out=v)
+    v *= np.sign(e, out=e)                  # v_des
+    v -= qdot_r
+    np.minimum(np.maximum(v, -step, out=v), step, out=v)
+    qdot_r += v
+    q_r += np.multiply(qdot_r, dt, out=v)
+    np.copyto(q_r, target, where=arrived)
+    np.copyto(qdot_r, 0.0, where=arrived)
 
 
 def integral_step(z, e, dt, k_i, clamp, tau, tau_limits):
@@ -94,13 +108,27 @@ def integral_step(z, e, dt, k_i, clamp, tau, tau_limits):
 def limit_potential_gradient(q, position_limits, stiffness, margin):
     """``dPhi_lim / dq`` (see the module docstring)."""
     lo, hi = position_limits.T
-    return stiffness * (np.maximum(q - (hi - margin), 0.0) - np.maximum((lo + margin) - q, 0.0))
+    return margin_overrun_gradient(q, lo + margin, hi - margin, stiffness, np.empty(len(q)))
+
+
+def margin_overrun_gradient(q, lower, upper, stiffness, out):
+    """``dPhi_lim / dq = K_lim (q - clip(q, lower, upper))`` into ``out``, with the margins
+    ``lower = lo + m <= upper = hi - m``: at most one side is beyond its margin, and ``q - lower``
+    is exactly ``-(lower - q)``, so this is the two-sided sum of the module docstring."""
+    np.maximum(q, lower, out=out)
+    np.minimum(out, upper, out=out)
+    np.subtract(q, out, out=out)
+    return np.multiply(stiffness, out, out=out)
 
 
 class TaskController:
     """The extended eq. 52 with its state (reference, integral).  The first call, and any call after a gap of
     more than ``restart_after_s`` (or with time going back), starts the reference at the measured ``q`` at rest
-    and the integral at zero."""
+    and the integral at zero.
+
+    What the limits imply (margins, reference speed, gains of the limit terms) is derived once here, and a
+    tick fills preallocated buffers: :meth:`torque` allocates only the ``tau_c`` it returns.
+    """
 
     def __init__(self, position_limits, velocity_limits, effort_limits, limits=None, restart_after_s=0.1):
         self.position_limits = np.asarray(position_limits, dtype=float)
@@ -115,16 +143,21 @@ class TaskController:
         self.guard_damping = np.where(np.isfinite(finite_v), effort / finite_v, 0.0)
         self.integral_clamp = self.limits.integral_clamp * effort
         self.restart_after_s = restart_after_s
+        # the margins lo + m <= hi - m (target range and limit potential) and the two speeds
+        self._lower, self._upper = lo + self.margin, hi - self.margin
+        self._reference_speed = self.limits.speed_fraction * self.v_max
+        self._guard_speed = self.limits.guard_fraction * self.v_max
         n = len(lo)
         self.q_r, self.qdot_r, self.z = np.zeros(n), np.zeros(n), np.zeros(n)
         self.t = None
         self._e = np.zeros(n)
         self._dt = 0.0
+        self._target, self._tau, self._term, self._sign = (np.zeros(n) for _ in range(4))
+        self._reference_scratch = np.zeros((3, n))
 
-    def target(self, q_d):
+    def target(self, q_d, out=None):
         """Where the reference goes: ``q_d`` kept out of the limit margins."""
-        lo, hi = self.position_limits.T
-        return np.clip(q_d, lo + self.margin, hi - self.margin)
+        return np.minimum(np.maximum(q_d, self._lower, out=out), self._upper, out=out)
 
     def torque(self, t, q, qdot, q_d, gains):
         """``tau_c`` of the extended eq. 52 at time ``t``; ``gains`` is a :class:`~.shape.ShapeGains`."""
@@ -132,17 +165,24 @@ class TaskController:
         if dt is None or dt <= 0 or dt > self.restart_after_s:     # bumpless (re)start, no stale integral
             self.q_r[:], self.qdot_r[:], self.z[:], dt = q, 0.0, 0.0, 0.0
         else:
-            reference_step(self.q_r, self.qdot_r, self.target(q_d), self.limits.speed_fraction * self.v_max,
-                           self.limits.acceleration, dt)
+            reference_step(self.q_r, self.qdot_r, self.target(q_d, self._target), self._reference_speed,
+                           self.limits.acceleration, dt, self._reference_scratch)
         self.t, self._dt = t, dt
+        tau, term = self._tau, self._term
         if not self.limits.shaping:
-            self._e = q - q_d
-            return task_torque(q, qdot, q_d, gains) - gains.integral * self.z
-        self._e = q - self.q_r
-        over = np.maximum(np.abs(qdot) - self.limits.guard_fraction * self.v_max, 0.0)
-        return (task_torque(q, qdot - self.qdot_r, self.q_r, gains) - gains.integral * self.z
-                - limit_potential_gradient(q, self.position_limits, self.limit_stiffness, self.margin)
-                - self.guard_damping * over * np.sign(qdot))
+            np.subtract(q, q_d, out=self._e)
+            task_torque(q, qdot, q_d, gains, tau, term)
+            return tau - np.multiply(gains.integral, self.z, out=term)
+        np.subtract(q, self.q_r, out=self._e)
+        task_torque(q, np.subtract(qdot, self.qdot_r, out=term), self.q_r, gains, tau, term)
+        tau -= np.multiply(gains.integral, self.z, out=term)
+        tau -= margin_overrun_gradient(q, self._lower, self._upper, self.limit_stiffness, term)
+        np.abs(qdot, out=term)              # D_v(qdot): damping above the guard speed
+        term -= self._guard_speed
+        np.maximum(term, 0.0, out=term)
+        term *= self.guard_damping
+        term *= np.sign(qdot, out=self._sign)
+        return tau - term
 
     def integrate(self, gains, tau, tau_limits):
         """After the torque of this tick is known (and saturated): advance the integral with anti-windup."""
