@@ -74,8 +74,8 @@ def reference_step(q_r, qdot_r, target, v_max, a_max, dt, scratch=None):
     control loop keeps one; ``None``: allocated here)."""
     e, abs_e, v = np.empty((3, len(q_r))) if scratch is None else scratch
     np.subtract(target, q_r, out=e)
-    if not (e.any() or qdot_r.any()):       # at rest on the target: the step below would leave it there
-        return
+    if not (np.count_nonzero(e) or np.count_nonzero(qdot_r)):   # at rest on the target: the step below
+        return                                                   # would leave it there (count_nonzero: no reduction)
     step = a_max * dt
     np.abs(e, out=abs_e)
     arrived = (abs_e <= step * dt) & (np.abs(qdot_r, out=v) <= step)
@@ -147,12 +147,13 @@ class TaskController:
         self._lower, self._upper = lo + self.margin, hi - self.margin
         self._reference_speed = self.limits.speed_fraction * self.v_max
         self._guard_speed = self.limits.guard_fraction * self.v_max
+        self._neg_guard_speed = -self._guard_speed
         n = len(lo)
         self.q_r, self.qdot_r, self.z = np.zeros(n), np.zeros(n), np.zeros(n)
         self.t = None
         self._e = np.zeros(n)
         self._dt = 0.0
-        self._target, self._tau, self._term, self._sign = (np.zeros(n) for _ in range(4))
+        self._target, self._tau, self._term = np.zeros(n), np.zeros(n), np.zeros(n)
         self._reference_scratch = np.zeros((3, n))
 
     def target(self, q_d, out=None):
@@ -175,16 +176,17 @@ class TaskController:
             return tau - np.multiply(gains.integral, self.z, out=term)
         np.subtract(q, self.q_r, out=self._e)
         task_torque(q, np.subtract(qdot, self.qdot_r, out=term), self.q_r, gains, tau, term)
-        tau -= np.multiply(gains.integral, self.z, out=term)
+        if np.count_nonzero(gains.integral):      # a fraction of the cost of ndarray.any()
+            tau -= np.multiply(gains.integral, self.z, out=term)
         tau -= margin_overrun_gradient(q, self._lower, self._upper, self.limit_stiffness, term)
-        np.abs(qdot, out=term)              # D_v(qdot): damping above the guard speed
-        term -= self._guard_speed
-        np.maximum(term, 0.0, out=term)
+        # D_v(qdot) = d_v (|qdot| - f_g qdot_max)_+ sign(qdot) = d_v (qdot - clip(qdot, -f_g qdot_max, f_g qdot_max))
+        np.maximum(qdot, self._neg_guard_speed, out=term)
+        np.minimum(term, self._guard_speed, out=term)
+        np.subtract(qdot, term, out=term)
         term *= self.guard_damping
-        term *= np.sign(qdot, out=self._sign)
         return tau - term
 
     def integrate(self, gains, tau, tau_limits):
         """After the torque of this tick is known (and saturated): advance the integral with anti-windup."""
-        if gains.integral.any():
+        if np.count_nonzero(gains.integral):
             integral_step(self.z, self._e, self._dt, gains.integral, self.integral_clamp, tau, tau_limits)

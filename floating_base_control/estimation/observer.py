@@ -53,6 +53,7 @@ Inside, the observer works in Pinocchio's ordering on ``pin.SE3`` objects (twist
 kernel's buffers.  Its public attributes and :meth:`MomentumObserver.estimate` are in the
 paper's notation (4x4 poses, ``[omega; v]``).
 """
+import math
 from bisect import bisect_right
 from operator import itemgetter
 from dataclasses import dataclass
@@ -201,6 +202,16 @@ class MomentumObserver:
     @mu_hat.setter
     def mu_hat(self, mu):
         self._mu_hat = np.array(mu, dtype=float)[SWAP]
+
+    def locked_speeds_squared(self):
+        """``(|omega|^2, |v|^2)`` of the locked velocity estimate, as floats (checked at every tick)."""
+        v1, v2, v3, w1, w2, w3 = self._mu_hat.tolist()
+        return w1 * w1 + w2 * w2 + w3 * w3, v1 * v1 + v2 * v2 + v3 * v3
+
+    def pose_finite(self):
+        """The pose estimate is finite (checked at every tick: a float sum of its entries costs a fraction of
+        numpy's reductions)."""
+        return math.isfinite(sum(self._g_hat.homogeneous.ravel().tolist()))
 
     @property
     def history(self):
