@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..lie import se3
 from ..validation import InputError
 
 
@@ -32,11 +33,16 @@ def pose_innovation(g_pred, g_meas, length):
     """Size of the residual ``g_pred^-1 g_meas`` of a pose measurement against its prediction:
     ``sqrt(theta^2 + (|p| / length)^2)`` with ``theta`` the rotation angle (rad) and ``|p|`` the
     distance (m) between the two poses, ``length`` (m) the characteristic length."""
-    # on plain floats: numpy's clip, trace and norm cost several times the arithmetic on a 3x3
-    trace = float(np.vdot(g_pred[:3, :3], g_meas[:3, :3]))        # tr(R_pred^T R_meas)
-    theta = math.acos(min(max(0.5 * (trace - 1.0), -1.0), 1.0))
-    d = g_meas[:3, 3] - g_pred[:3, 3]
-    return math.hypot(theta, math.sqrt(float(d.dot(d))) / length)
+    return residual_size(se3(g_pred).actInv(se3(g_meas)), length)
+
+
+def residual_size(residual, length):
+    """:func:`pose_innovation` of a residual ``pin.SE3`` (on floats: numpy's clip, trace and norm cost
+    several times the arithmetic of a 3x3, and the gate runs inside the control tick)."""
+    R = residual.rotation
+    theta = math.acos(min(max(0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0), -1.0), 1.0))
+    x, y, z = residual.translation.tolist()         # |g_pred^-1 g_meas translation| = the distance
+    return math.hypot(theta, math.sqrt(x * x + y * y + z * z) / length)
 
 
 @dataclass
@@ -91,7 +97,7 @@ class EstimatorHealth:
             return f"pose sample older than the observer's history ({observer.history_s:g} s)"
         if not observer.initialized:
             return None
-        innovation = pose_innovation(observer.g_pred, observer.carry_forward(g_meas, t_meas), self.config.length)
+        innovation = residual_size(observer.residual(g_meas, t_meas), self.config.length)
         if innovation > self.config.threshold:
             return f"innovation above the gate ({self.config.threshold:g})"
         return None

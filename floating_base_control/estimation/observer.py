@@ -157,6 +157,7 @@ class MomentumObserver:
         # ~2000 pointers, a microsecond.
         self._intervals = []
         self._odometry = pin.SE3.Identity()   # D now: the product of every increment
+        self._carried = None                  # (t_meas, D now, D(t_meas)^-1 D now) of the last sample
         self._g_hat = self._g_pred = None
         self._mu_hat = np.zeros(6)      # [v; omega]
         self.t = None
@@ -243,7 +244,7 @@ class MomentumObserver:
         is an innovation (compensation needs only the angular part of mu: ``control/shape.py``).
         """
         self.samples += 1
-        attitude_only = isinstance(g_meas, np.ndarray) and not np.isfinite(g_meas[:3, 3]).all()
+        attitude_only = isinstance(g_meas, np.ndarray) and not all(map(math.isfinite, g_meas[:3, 3].tolist()))
         if not self.initialized:
             g0 = np.array(g_meas, dtype=float)
             if attitude_only:
@@ -251,7 +252,7 @@ class MomentumObserver:
             self._g_pred = se3(g0)
             self.initialize(g0, self.mu_hat, t_now)
             return
-        G = self._odometry_at(t_meas).actInv(self._odometry)        # carries a sample forward to now
+        G = self._carry(t_meas)
         if attitude_only:
             g_meas = np.array(g_meas, dtype=float)
             g_meas[:3, 3] = self._g_pred.translation - g_meas[:3, :3] @ G.translation
@@ -276,10 +277,23 @@ class MomentumObserver:
             return D * pin.exp6(V * into)
         return intervals[i + 1][3] if i + 1 < len(intervals) else self._odometry
 
+    def _carry(self, t_meas):
+        """``D(t_meas)^-1 D(now)``: what carries a sample taken at ``t_meas`` forward to now.  Kept
+        until the prediction moves: the innovation gate and :meth:`add_pose` ask for the same sample."""
+        carried = self._carried
+        if carried is None or carried[0] != t_meas or carried[1] is not self._odometry:
+            carried = self._carried = (t_meas, self._odometry, self._odometry_at(t_meas).actInv(self._odometry))
+        return carried[2]
+
     def carry_forward(self, g_meas, t_meas):
         """A sample (4x4) taken at ``t_meas`` moved to the current time with the prediction's
         increments since then (latency compensation), as :meth:`add_pose` does; 4x4."""
-        return (se3(g_meas) * self._odometry_at(t_meas).actInv(self._odometry)).homogeneous
+        return (se3(g_meas) * self._carry(t_meas)).homogeneous
+
+    def residual(self, g_meas, t_meas):
+        """``g1_pred^-1 g_meas``, the sample (4x4) carried forward to now against the prediction
+        (``pin.SE3``; a NaN translation stays NaN)."""
+        return self._g_pred.actInv(se3(g_meas) * self._carry(t_meas))
 
     @staticmethod
     def _trace_ok(eta):
@@ -325,7 +339,7 @@ class MomentumObserver:
     def reset(self):
         """Forget the estimate (e.g. after it diverged): the next pose sample initializes again."""
         self._intervals.clear()
-        self._g_hat = self._g_pred = self.t = self._rates = None
+        self._g_hat = self._g_pred = self.t = self._rates = self._carried = None
         self._mu_hat = np.zeros(6)
         self.resets += 1
 
