@@ -13,9 +13,10 @@ def saturate(tau, limits):
     return clipped, bool((clipped != tau).any())
 
 
-def clip(tau, limits, neg_limits):
-    """``tau`` clipped to ``[neg_limits, limits]`` (``neg_limits = -limits``, kept by a control loop)."""
-    return np.minimum(np.maximum(tau, neg_limits), limits)     # np.clip's wrapper costs more than both
+def clip(tau, limits, neg_limits, out=None):
+    """``tau`` clipped to ``[neg_limits, limits]`` (``neg_limits = -limits``, kept by a control loop), into
+    ``out`` if given (which may be ``tau``)."""
+    return np.minimum(np.maximum(tau, neg_limits, out=out), limits, out=out)     # np.clip's wrapper costs more
 
 
 def position_margin(q, position_limits):

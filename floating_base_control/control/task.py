@@ -70,9 +70,9 @@ def check_setpoint(q_d, position_limits):
 
 def reference_step(q_r, qdot_r, target, v_max, a_max, dt, scratch=None):
     """One tick of the rate-limited reference (in place): toward ``target`` at most ``v_max``, accelerating
-    at most ``a_max``, braking to arrive at rest.  ``scratch``: a ``(3, n)`` array for the temporaries (a
+    at most ``a_max``, braking to arrive at rest.  ``scratch``: three ``n``-arrays for the temporaries (a
     control loop keeps one; ``None``: allocated here)."""
-    e, abs_e, v = np.empty((3, len(q_r))) if scratch is None else scratch
+    e, abs_e, v = (np.empty(len(q_r)) for _ in range(3)) if scratch is None else scratch
     np.subtract(target, q_r, out=e)
     if not (np.count_nonzero(e) or np.count_nonzero(qdot_r)):   # at rest on the target: the step below
         return                                                   # would leave it there (count_nonzero: no reduction)
@@ -143,18 +143,26 @@ class TaskController:
         self.guard_damping = np.where(np.isfinite(finite_v), effort / finite_v, 0.0)
         self.integral_clamp = self.limits.integral_clamp * effort
         self.restart_after_s = restart_after_s
-        # the margins lo + m <= hi - m (target range and limit potential) and the two speeds
+        # The tick works on stacked [q; qdot]: the PD terms are [K; D_q] * ([q; qdot] - [q_r; qdot_r]) and the
+        # two limit terms are [K_lim; d_v] * (x - clip(x, lower, upper)) with the margins lo + m <= hi - m and
+        # the guard speeds -f_g qdot_max <= f_g qdot_max (see margin_overrun_gradient): two halves of the
+        # same few array operations.
         self._lower, self._upper = lo + self.margin, hi - self.margin
         self._reference_speed = self.limits.speed_fraction * self.v_max
-        self._guard_speed = self.limits.guard_fraction * self.v_max
-        self._neg_guard_speed = -self._guard_speed
+        guard_speed = self.limits.guard_fraction * self.v_max
+        self._x_lower, self._x_upper = np.concatenate((self._lower, -guard_speed)), np.concatenate((self._upper,
+                                                                                                  guard_speed))
+        self._limit_gains = np.concatenate((self.limit_stiffness, self.guard_damping))
         n = len(lo)
-        self.q_r, self.qdot_r, self.z = np.zeros(n), np.zeros(n), np.zeros(n)
+        self._r = np.zeros(2 * n)           # [q_r; qdot_r]
+        self.q_r, self.qdot_r, self.z = self._r[:n], self._r[n:], np.zeros(n)
         self.t = None
-        self._e = np.zeros(n)
+        self._x, self._error, self._terms, self._pd = (np.zeros(2 * n) for _ in range(4))
+        self._e = self._error[:n]           # q - q_r (or q - q_d): what the integral integrates
         self._dt = 0.0
+        self._pd_gains = self._pd_gains_of = None
         self._target, self._tau, self._term = np.zeros(n), np.zeros(n), np.zeros(n)
-        self._reference_scratch = np.zeros((3, n))
+        self._reference_scratch = (np.zeros(n), np.zeros(n), np.zeros(n))
 
     def target(self, q_d, out=None):
         """Where the reference goes: ``q_d`` kept out of the limit margins."""
@@ -174,17 +182,23 @@ class TaskController:
             np.subtract(q, q_d, out=self._e)
             task_torque(q, qdot, q_d, gains, tau, term)
             return tau - np.multiply(gains.integral, self.z, out=term)
-        np.subtract(q, self.q_r, out=self._e)
-        task_torque(q, np.subtract(qdot, self.qdot_r, out=term), self.q_r, gains, tau, term)
+        n = len(q)
+        x, error, terms = self._x, self._error, self._terms
+        x[:n], x[n:] = q, qdot
+        np.subtract(x, self._r, out=error)          # its first half is self._e = q - q_r
+        margin_overrun_gradient(x, self._x_lower, self._x_upper, self._limit_gains, terms)
+        terms += np.multiply(self._stacked_gains(gains), error, out=self._pd)
+        tau = np.add(terms[:n], terms[n:])
+        np.negative(tau, out=tau)                 # -(K (q - q_r) + D_q (qdot - qdot_r) + limit terms)
         if np.count_nonzero(gains.integral):      # a fraction of the cost of ndarray.any()
             tau -= np.multiply(gains.integral, self.z, out=term)
-        tau -= margin_overrun_gradient(q, self._lower, self._upper, self.limit_stiffness, term)
-        # D_v(qdot) = d_v (|qdot| - f_g qdot_max)_+ sign(qdot) = d_v (qdot - clip(qdot, -f_g qdot_max, f_g qdot_max))
-        np.maximum(qdot, self._neg_guard_speed, out=term)
-        np.minimum(term, self._guard_speed, out=term)
-        np.subtract(qdot, term, out=term)
-        term *= self.guard_damping
-        return tau - term
+        return tau
+
+    def _stacked_gains(self, gains):
+        """``[K; D_q]`` of ``gains`` (stacked once per gains object: the node replaces them, never edits)."""
+        if gains is not self._pd_gains_of:
+            self._pd_gains, self._pd_gains_of = np.concatenate((gains.stiffness, gains.damping)), gains
+        return self._pd_gains
 
     def integrate(self, gains, tau, tau_limits):
         """After the torque of this tick is known (and saturated): advance the integral with anti-windup."""

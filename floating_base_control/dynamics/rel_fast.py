@@ -27,11 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
-from scipy.linalg.lapack import dposv, dpotrs
 
 from ..lie import SWAP, SWAP_BOTH, ad_tilde
 from ..linalg import spd_solve
-from ..validation import FloatingBaseError
 
 
 class RELTerms(NamedTuple):
@@ -59,25 +57,30 @@ class RELTerms(NamedTuple):
 
 # -- the kernel: Pinocchio's ordering ([v; omega] twists, [force; moment] wrenches), buffers in ws --
 
-def locked_inertia_factor(model, ws, q):
-    """CRBA at shape ``q`` (``ws.M``, with views ``ws.M_b``, ``ws.M_bq``); the Cholesky factor of
-    ``M_b`` in ``ws.M_b_chol`` and the local mechanical connection ``A_l = M_b^-1 M_bq`` in ``ws.A``
-    (seed 002, eq. 7 and Def. 3), all in Pinocchio's order: the tick's one factorization of ``M_b``."""
+def locked_inertia_inverse(model, ws, q):
+    """CRBA at shape ``q`` (``ws.M``, with views ``ws.M_b``, ``ws.M_bq``); ``M_b^-1`` in ``ws.M_b_inv``
+    and the local mechanical connection ``A_l = M_b^-1 M_bq`` in ``ws.A`` (seed 002, eq. 7 and
+    Def. 3), all in Pinocchio's order: the tick's one inversion of ``M_b``.
+
+    ``M_b`` is the composite rigid-body inertia of the whole robot in the base frame (CRBA's
+    ``Ycrb`` of the base joint): a spatial inertia, which Pinocchio inverts in closed form, for
+    less than a LAPACK call costs through its wrapper.  It is positive definite at every shape:
+    the model's constructor checked the robot's mass and rotational inertia.
+    """
     ws.q_pin[7:] = q
     pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
-    ws.M_b_chol, ws.A, info = dposv(ws.M_b, ws.M_bq)        # one LAPACK call: factor and solve
-    if info != 0:
-        raise FloatingBaseError(f"locked inertia M_b is not positive definite (LAPACK dposv info {info})")
+    ws.M_b_inv = ws.pin_data.Ycrb[1].inverse()
+    ws.M_b_inv.dot(ws.M_bq, out=ws.A)
 
 
-def locked_inertia_solve(ws, rhs):
-    """``M_b^-1 rhs`` (in place) with the factor of :func:`locked_inertia_factor` (Pinocchio's order)."""
-    return dpotrs(ws.M_b_chol, rhs, overwrite_b=1)[0]
+def locked_inertia_solve(ws, rhs, out):
+    """``M_b^-1 rhs`` into ``out`` with the inverse of :func:`locked_inertia_inverse` (Pinocchio's order)."""
+    return ws.M_b_inv.dot(rhs, out=out)
 
 
 def cc_forces(model, ws, V):
     """Pinocchio's CC forces ``c(V) = C(q, V) V`` (zero gravity) at the shape of the last
-    :func:`locked_inertia_factor`, for velocities ``V`` (a new array)."""
+    :func:`locked_inertia_inverse`, for velocities ``V`` (a new array)."""
     return pin.nonLinearEffects(model.cc_pin_model, ws.pin_data, ws.q_pin, V)
 
 
@@ -114,7 +117,7 @@ def rel_terms(model, ws, q, qdot, mu):
     Inner-loop function: inputs are trusted (see ``FloatingBaseModel.rel_terms``
     for the checked entry point).
     """
-    locked_inertia_factor(model, ws, q)
+    locked_inertia_inverse(model, ws, q)
     A, M = ws.A, ws.M
     A_qdot = A @ qdot
     mu_pin = mu[SWAP]

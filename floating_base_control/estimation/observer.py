@@ -165,8 +165,11 @@ class MomentumObserver:
         self.samples = 0
         self._rates = None
         # the tick's scratch (Pinocchio's order): error(), update_rates() and advance() fill these
-        self._eps, self._L_eps, self._H_T_L_eps, self._mu_o, self._w, self._step = (np.zeros(6) for _ in range(6))
-        self._V_hat, self._mu_hat_dot, self._rhs = np.zeros(6), np.zeros(6), np.zeros(6)
+        self._L_eps, self._H_T_L_eps, self._w, self._rhs, self._solved = (np.zeros(6) for _ in range(5))
+        # [V_hat; mu_hat_dot] (eqs. 37, 42) in one array: advance() scales both by dt in one operation
+        self._rate_rows, self._steps = np.zeros((2, 6)), np.zeros((2, 6))
+        self._V_hat, self._mu_hat_dot = self._rate_rows
+        self._step = np.zeros(6)
         self._scratch = (np.zeros((6, 6)), np.zeros(6), np.zeros(6))
         self._dt = np.zeros(())
 
@@ -311,25 +314,24 @@ class MomentumObserver:
         """:class:`Error` at the current time (observer must be initialized).  Its vectors are the
         observer's buffers: valid until the next call."""
         eta = self._g_hat.actInv(self._g_pred)
-        eps = self._eps
-        eps[:] = pin.log6(eta).vector
+        eps = pin.log6(eta).vector          # a new array, cheaper than a copy into a buffer
         np.multiply(self.gains.L_pin, eps, out=self._L_eps)
         return Error(eta, eps, self._L_eps.dot(pin.Jlog6(eta), out=self._H_T_L_eps),      # (L eps)^T H
-                     eta.actionInverse.dot(self._mu_hat, out=self._mu_o))
+                     eta.actionInverse.dot(self._mu_hat))       # a new array: the tick's output keeps it
 
     def update_rates(self, error, ws, A_qdot, base_mu_mu):
         """Rates of eqs. 37, 42 and of the prediction (eq. 9) at the current state, stored for the
-        next :meth:`advance`.  ``ws`` holds the factor of ``M_b`` (``rel_fast.locked_inertia_factor``
+        next :meth:`advance`.  ``ws`` holds the inverse of ``M_b`` (``rel_fast.locked_inertia_inverse``
         at the current shape); ``A_qdot`` and ``base_mu_mu`` are REL terms at ``(q, qdot, mu_hat_o)``,
         all in Pinocchio's order.  Returns the estimated base twist ``V1_hat`` (eq. 9)."""
         w = np.multiply(error.eps, self.gains.minus_k, out=self._w)
         w += A_qdot
         rhs = momentum_observer_force(error, ws.M_b, w, base_mu_mu, self._rhs, self._scratch)
         Ad_eta = error.eta.action
-        self._rates = (group_observer_twist(self._mu_hat, Ad_eta, w, self._V_hat),
-                       Ad_eta.dot(locked_inertia_solve(ws, rhs), out=self._mu_hat_dot),
-                       error.mu_hat_o - A_qdot)      # a new array: the prediction's history keeps it
-        return self._rates[2]
+        group_observer_twist(self._mu_hat, Ad_eta, w, self._V_hat)
+        Ad_eta.dot(locked_inertia_solve(ws, rhs, self._solved), out=self._mu_hat_dot)
+        self._rates = (self._rate_rows, error.mu_hat_o - A_qdot)    # a new V1_hat: the history keeps it
+        return self._rates[1]
 
     def resync(self, t):
         """Resume at ``t`` without integrating the gap (inputs were unusable until now)."""
@@ -359,12 +361,13 @@ class MomentumObserver:
         if self._rates is None or dt <= 0:
             self.t = t
             return
-        V_hat, mu_hat_dot, V1_hat = self._rates
-        step, dt_ = self._step, self._dt
+        rate_rows, V1_hat = self._rates
+        dt_ = self._dt
         dt_[()] = dt                    # numpy multiplies by a 0-d array faster than by a Python float
-        self._g_hat = self._g_hat * pin.exp6(np.multiply(V_hat, dt_, out=step))
-        self._mu_hat += np.multiply(mu_hat_dot, dt_, out=step)
-        increment = pin.exp6(np.multiply(V1_hat, dt_, out=step))
+        V_hat_dt, mu_hat_dot_dt = np.multiply(rate_rows, dt_, out=self._steps)
+        self._g_hat = self._g_hat * pin.exp6(V_hat_dt)
+        self._mu_hat += mu_hat_dot_dt
+        increment = pin.exp6(np.multiply(V1_hat, dt_, out=self._step))
         self._g_pred = self._g_pred * increment
         self._intervals.append((self.t, dt, V1_hat, self._odometry))
         self._odometry = self._odometry * increment

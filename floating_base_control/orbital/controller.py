@@ -9,7 +9,7 @@ the next tick.  The ROS 2 node and the ROS-free scenario runner both call this.
 
 The tick is a kernel in the style of Pinocchio's algorithms: it fills the
 controller's workspace (``model.create_data()``) in Pinocchio's ordering, factorizes
-``M_b`` once (:func:`~..dynamics.rel_fast.locked_inertia_factor`) and evaluates only
+``M_b`` once (:func:`~..dynamics.rel_fast.locked_inertia_inverse`) and evaluates only
 the CC forces the compensation and the observer need.  Its outputs are in the
 paper's notation; the rest of the REL terms at the tick's state are evaluated on
 demand (:attr:`ControlOutput.terms`).
@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.rel_fast import locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row
+from ..dynamics.rel_fast import locked_inertia_inverse, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row
 from ..dynamics.rel_matrices import spatial_momentum
 from ..estimation.health import EstimatorHealth
 from ..estimation.observer import MomentumObserver, ObserverGains
@@ -42,17 +42,24 @@ class ControlOutput:
     :meth:`OrbitalController.step`: read these before changing those arrays in place).
     """
 
-    __slots__ = ("tau", "tau_c", "tau_hat_2", "mu_hat_o", "_feedforward", "_tau_hat_1", "_model", "_q", "_qdot",
-                 "_mu_c", "_V1_hat", "_g_hat", "_terms")
+    __slots__ = ("tau", "tau_c", "tau_hat_2", "_mu_o", "_mu_hat_o", "_feedforward", "_tau_hat_1", "_model", "_q",
+                 "_qdot", "_mu_c", "_V1_hat", "_g_hat", "_terms")
 
-    def __init__(self, tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_hat_o, model, q, qdot, mu_c, V1_hat,
+    def __init__(self, tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o, model, q, qdot, mu_c, V1_hat,
                  g_hat):
         self.tau = tau                  #: commanded joint torques (within limits)
         self.tau_c = tau_c              #: task torque, eq. 52
         self.tau_hat_2 = tau_hat_2      #: eq. 45, i = 2, at the mu used for compensation
-        self.mu_hat_o = mu_hat_o        #: observer's estimate of mu in the base frame, [omega; v]
         self._feedforward, self._tau_hat_1, self._model, self._q, self._qdot = feedforward, tau_hat_1, model, q, qdot
-        self._mu_c, self._V1_hat, self._g_hat, self._terms = mu_c, V1_hat, g_hat, None
+        self._mu_o, self._mu_c, self._V1_hat, self._g_hat = mu_o, mu_c, V1_hat, g_hat     # mu_o: [v; omega]
+        self._mu_hat_o = self._terms = None
+
+    @property
+    def mu_hat_o(self):
+        """Observer's estimate of mu in the base frame, ``[omega; v]`` (zero before it starts)."""
+        if self._mu_hat_o is None:
+            self._mu_hat_o = self._mu_o[SWAP]
+        return self._mu_hat_o
 
     @property
     def saturated(self):
@@ -193,7 +200,7 @@ class OrbitalController:
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
         ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
         obs, model, ws, compensation = self.observer, self.model, self.ws, self._compensation
-        locked_inertia_factor(model, ws, q)               # first: CRBA's returned copy is freed at once
+        locked_inertia_inverse(model, ws, q)               # first: CRBA's returned copy is freed at once
         if obs.initialized:
             obs.advance(t)
         self._take_samples(t, pose_samples)
@@ -221,8 +228,9 @@ class OrbitalController:
         else:
             tau_c = self._motion_torque(t, q, qdot, mu_o[SWAP] if mu_c is None else mu_c)
         feedforward = tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none" else 0.0
-        tau = clip(tau_c + feedforward, self._torque_limits, self._neg_torque_limits)
+        tau = np.add(tau_c, feedforward)
+        clip(tau, self._torque_limits, self._neg_torque_limits, out=tau)
         if self.motion is None:
             self.task.integrate(self._shape_gains, tau, self._torque_limits)
-        return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o[SWAP], model, q, qdot, mu_c, V1_hat,
+        return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o, model, q, qdot, mu_c, V1_hat,
                              obs.g_hat_se3)
