@@ -29,7 +29,7 @@ from floating_base_control import FloatingBaseModel
 from floating_base_control.control.shape import tau_hat_1, tau_hat_2
 from floating_base_control.dynamics import curvature as curv
 from floating_base_control.dynamics import rel_matrices as rel
-from floating_base_control.dynamics.rel_fast import (locked_inertia_inverse, mu_mu_cc_forces, mu_qdot_cc_forces,
+from floating_base_control.dynamics.rel_fast import (locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces,
                                                      rel_terms, shape_row)
 from floating_base_control.lie import SWAP
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics
@@ -94,13 +94,13 @@ def run():
 
     def tick_tau2(q, qdot, mu):
         mu = mu[SWAP]
-        locked_inertia_inverse(model, ws, q)
+        locked_inertia_factor(model, ws, q)
         np.matmul(ws.A, qdot, out=ws.A_qdot)
         return shape_row(ws, mu_mu_cc_forces(model, ws, mu))
 
     def tick_tau1(q, qdot, mu):
         mu = mu[SWAP]
-        locked_inertia_inverse(model, ws, q)
+        locked_inertia_factor(model, ws, q)
         A_qdot = np.matmul(ws.A, qdot, out=ws.A_qdot)
         c_mu = mu_mu_cc_forces(model, ws, mu)
         return shape_row(ws, c_mu) + shape_row(ws, mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu)[1])

@@ -38,8 +38,8 @@ class Workspace:
         # pin.crba's return value is a copy) and LAPACK's in-place buffers.
         self.M = self.pin_data.M
         self.M_b, self.M_bq = self.M[:6, :6], self.M[:6, 6:]
-        self.M_b_inv = np.eye(6)                         # M_b^-1
-        self.A = np.zeros((6, model.n))                  # A_l = M_b^-1 M_bq, rows [v; omega]
+        self.M_b_chol = np.eye(6, order="F")             # Cholesky factor of M_b (upper)
+        self.A = np.zeros((6, model.n), order="F")       # A_l = M_b^-1 M_bq, rows [v; omega]
         self.A_qdot = np.zeros(6)                        # A_l qdot, [v; omega]
 
 

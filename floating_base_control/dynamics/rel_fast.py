@@ -27,9 +27,11 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
+from scipy.linalg.lapack import dposv, dpotrs
 
-from ..lie import SWAP, SWAP_BOTH, ad_tilde
+from ..lie import SWAP, ad_tilde
 from ..linalg import spd_solve
+from ..validation import FloatingBaseError
 
 
 class RELTerms(NamedTuple):
@@ -57,30 +59,27 @@ class RELTerms(NamedTuple):
 
 # -- the kernel: Pinocchio's ordering ([v; omega] twists, [force; moment] wrenches), buffers in ws --
 
-def locked_inertia_inverse(model, ws, q):
-    """CRBA at shape ``q`` (``ws.M``, with views ``ws.M_b``, ``ws.M_bq``); ``M_b^-1`` in ``ws.M_b_inv``
-    and the local mechanical connection ``A_l = M_b^-1 M_bq`` in ``ws.A`` (seed 002, eq. 7 and
-    Def. 3), all in Pinocchio's order: the tick's one inversion of ``M_b``.
-
-    ``M_b`` is the composite rigid-body inertia of the whole robot in the base frame (CRBA's
-    ``Ycrb`` of the base joint): a spatial inertia, which Pinocchio inverts in closed form, for
-    less than a LAPACK call costs through its wrapper.  It is positive definite at every shape:
-    the model's constructor checked the robot's mass and rotational inertia.
-    """
+def locked_inertia_factor(model, ws, q):
+    """CRBA at shape ``q`` (``ws.M``, with views ``ws.M_b``, ``ws.M_bq``); the Cholesky factor of
+    ``M_b`` in ``ws.M_b_chol`` and the local mechanical connection ``A_l = M_b^-1 M_bq`` in ``ws.A``
+    (seed 002, eq. 7 and Def. 3), all in Pinocchio's order: the tick's one factorization of ``M_b``.
+    (Inverting CRBA's composite inertia of the base in closed form costs more, measured: the
+    Python objects it goes through outweigh the LAPACK wrapper.)"""
     ws.q_pin[7:] = q
     pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
-    ws.M_b_inv = ws.pin_data.Ycrb[1].inverse()
-    ws.M_b_inv.dot(ws.M_bq, out=ws.A)
+    ws.M_b_chol, ws.A, info = dposv(ws.M_b, ws.M_bq)        # one LAPACK call: factor and solve
+    if info != 0:
+        raise FloatingBaseError(f"locked inertia M_b is not positive definite (LAPACK dposv info {info})")
 
 
-def locked_inertia_solve(ws, rhs, out):
-    """``M_b^-1 rhs`` into ``out`` with the inverse of :func:`locked_inertia_inverse` (Pinocchio's order)."""
-    return ws.M_b_inv.dot(rhs, out=out)
+def locked_inertia_solve(ws, rhs):
+    """``M_b^-1 rhs`` (in place) with the factor of :func:`locked_inertia_factor` (Pinocchio's order)."""
+    return dpotrs(ws.M_b_chol, rhs, overwrite_b=1)[0]
 
 
 def cc_forces(model, ws, V):
     """Pinocchio's CC forces ``c(V) = C(q, V) V`` (zero gravity) at the shape of the last
-    :func:`locked_inertia_inverse`, for velocities ``V`` (a new array)."""
+    :func:`locked_inertia_factor`, for velocities ``V`` (a new array)."""
     return pin.nonLinearEffects(model.cc_pin_model, ws.pin_data, ws.q_pin, V)
 
 
@@ -105,8 +104,9 @@ def mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu):
 
 
 def shape_row(ws, c):
-    """Shape row of CC forces ``c`` (Pinocchio's order): ``c_q - A_l^T c_b`` (Lemma 2)."""
-    return c[6:] - c[:6].dot(ws.A)
+    """Shape row of CC forces ``c`` (Pinocchio's order): ``c_q - A_l^T c_b`` (Lemma 2); of each row
+    of ``c`` if it has several (one product for all)."""
+    return c[..., 6:] - c[..., :6].dot(ws.A)
 
 
 # -- the public form: the paper's ordering --
@@ -117,16 +117,19 @@ def rel_terms(model, ws, q, qdot, mu):
     Inner-loop function: inputs are trusted (see ``FloatingBaseModel.rel_terms``
     for the checked entry point).
     """
-    locked_inertia_inverse(model, ws, q)
+    locked_inertia_factor(model, ws, q)
     A, M = ws.A, ws.M
-    A_qdot = A @ qdot
+    A_qdot = A.dot(qdot)
     mu_pin = mu[SWAP]
     c_mu = mu_mu_cc_forces(model, ws, mu_pin)
     c_q, cross = mu_qdot_cc_forces(model, ws, mu_pin, qdot, A_qdot, c_mu)
-    M_b = M[SWAP_BOTH]
+    # measured choices: one shape-row product for the three forces, ndarray.dot rather than @, take()
+    # rather than fancy indexing to permute a matrix (several times cheaper in 2-D, not in 1-D)
+    shape_mu_mu, shape_mu_qdot, shape_qdot_qdot = shape_row(ws, np.array((c_mu, cross, c_q)))
+    M_b = ws.M_b.take(SWAP, 0).take(SWAP, 1)
     A_qdot = A_qdot[SWAP]
-    return RELTerms(M_b, A[SWAP], M[6:, 6:] - M[:6, 6:].T @ A, A_qdot, ad_tilde(M_b @ mu) @ A_qdot,
-                    c_mu[SWAP], cross[SWAP], shape_row(ws, c_mu), shape_row(ws, cross), shape_row(ws, c_q))
+    return RELTerms(M_b, A.take(SWAP, 0), M[6:, 6:] - ws.M_bq.T.dot(A), A_qdot, ad_tilde(M_b.dot(mu)).dot(A_qdot),
+                    c_mu[SWAP], cross[SWAP], shape_mu_mu, shape_mu_qdot, shape_qdot_qdot)
 
 
 def forward_dynamics(terms, tau, F1):

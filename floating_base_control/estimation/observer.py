@@ -165,7 +165,7 @@ class MomentumObserver:
         self.samples = 0
         self._rates = None
         # the tick's scratch (Pinocchio's order): error(), update_rates() and advance() fill these
-        self._L_eps, self._H_T_L_eps, self._w, self._rhs, self._solved = (np.zeros(6) for _ in range(5))
+        self._L_eps, self._H_T_L_eps, self._w, self._rhs = (np.zeros(6) for _ in range(4))
         # [V_hat; mu_hat_dot] (eqs. 37, 42) in one array: advance() scales both by dt in one operation
         self._rate_rows, self._steps = np.zeros((2, 6)), np.zeros((2, 6))
         self._V_hat, self._mu_hat_dot = self._rate_rows
@@ -321,7 +321,7 @@ class MomentumObserver:
 
     def update_rates(self, error, ws, A_qdot, base_mu_mu):
         """Rates of eqs. 37, 42 and of the prediction (eq. 9) at the current state, stored for the
-        next :meth:`advance`.  ``ws`` holds the inverse of ``M_b`` (``rel_fast.locked_inertia_inverse``
+        next :meth:`advance`.  ``ws`` holds the factor of ``M_b`` (``rel_fast.locked_inertia_factor``
         at the current shape); ``A_qdot`` and ``base_mu_mu`` are REL terms at ``(q, qdot, mu_hat_o)``,
         all in Pinocchio's order.  Returns the estimated base twist ``V1_hat`` (eq. 9)."""
         w = np.multiply(error.eps, self.gains.minus_k, out=self._w)
@@ -329,7 +329,7 @@ class MomentumObserver:
         rhs = momentum_observer_force(error, ws.M_b, w, base_mu_mu, self._rhs, self._scratch)
         Ad_eta = error.eta.action
         group_observer_twist(self._mu_hat, Ad_eta, w, self._V_hat)
-        Ad_eta.dot(locked_inertia_solve(ws, rhs, self._solved), out=self._mu_hat_dot)
+        Ad_eta.dot(locked_inertia_solve(ws, rhs), out=self._mu_hat_dot)
         self._rates = (self._rate_rows, error.mu_hat_o - A_qdot)    # a new V1_hat: the history keeps it
         return self._rates[1]
 

@@ -9,7 +9,7 @@ the next tick.  The ROS 2 node and the ROS-free scenario runner both call this.
 
 The tick is a kernel in the style of Pinocchio's algorithms: it fills the
 controller's workspace (``model.create_data()``) in Pinocchio's ordering, factorizes
-``M_b`` once (:func:`~..dynamics.rel_fast.locked_inertia_inverse`) and evaluates only
+``M_b`` once (:func:`~..dynamics.rel_fast.locked_inertia_factor`) and evaluates only
 the CC forces the compensation and the observer need.  Its outputs are in the
 paper's notation; the rest of the REL terms at the tick's state are evaluated on
 demand (:attr:`ControlOutput.terms`).
@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.rel_fast import locked_inertia_inverse, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row
+from ..dynamics.rel_fast import locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row
 from ..dynamics.rel_matrices import spatial_momentum
 from ..estimation.health import EstimatorHealth
 from ..estimation.observer import MomentumObserver, ObserverGains
@@ -200,7 +200,7 @@ class OrbitalController:
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
         ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
         obs, model, ws, compensation = self.observer, self.model, self.ws, self._compensation
-        locked_inertia_inverse(model, ws, q)               # first: CRBA's returned copy is freed at once
+        locked_inertia_factor(model, ws, q)               # first: CRBA's returned copy is freed at once
         if obs.initialized:
             obs.advance(t)
         self._take_samples(t, pose_samples)
