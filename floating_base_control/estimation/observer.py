@@ -54,8 +54,6 @@ kernel's buffers.  Its public attributes and :meth:`MomentumObserver.estimate` a
 paper's notation (4x4 poses, ``[omega; v]``).
 """
 import math
-from bisect import bisect_right
-from operator import itemgetter
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -65,8 +63,6 @@ import pinocchio as pin
 from ..dynamics.rel_fast import locked_inertia_solve
 from ..lie import SWAP, SWAP_BOTH, ad_pin, se3
 from ..validation import InputError
-
-_start = itemgetter(0)
 
 #: Smallest accepted ``1 + tr(R_eta)``: rotation errors closer to pi count as pi.
 TRACE_MARGIN = 1e-6
@@ -140,6 +136,54 @@ def momentum_observer_force(error, M_b, w, base_mu_mu, out, scratch):
     return out
 
 
+class PredictionHistory:
+    """The prediction's increments within the observer's history, oldest first, in preallocated arrays
+    (a tick writes one row and allocates nothing; the arrays grow, rarely, when the history outgrows
+    half of them, and the live rows move to the front when they reach the end).
+
+    Rows ``head .. tail - 1``: ``start`` time, duration ``dt``, the estimated twist ``V1`` (eq. 9,
+    Pinocchio's order) and the odometry ``D`` at the start (4x4; ``D`` is the product of every
+    increment of the prediction, never reset).
+    """
+
+    def __init__(self, capacity=1024):
+        self.start, self.dt = np.zeros(capacity), np.zeros(capacity)
+        self.V1, self.D = np.zeros((capacity, 6)), np.zeros((capacity, 4, 4))
+        self.head = self.tail = 0
+
+    def __len__(self):
+        return self.tail - self.head
+
+    def push(self, start, dt, V1, D):
+        """Append one increment (``D``: a ``pin.SE3``)."""
+        i = self.tail
+        if i == len(self.start):
+            i = self._make_room()
+        self.start[i], self.dt[i], self.V1[i], self.D[i] = start, dt, V1, D.homogeneous
+        self.tail = i + 1
+
+    def drop_before(self, horizon):
+        """Forget the increments that start before ``horizon``."""
+        head, tail, start = self.head, self.tail, self.start
+        while head < tail and start[head] < horizon:
+            head += 1
+        self.head = head
+
+    def clear(self):
+        self.head = self.tail = 0
+
+    def _make_room(self):
+        live = slice(self.head, self.tail)
+        n = self.tail - self.head
+        arrays = (self.start, self.dt, self.V1, self.D)
+        if 2 * n > len(self.start):
+            self.start, self.dt, self.V1, self.D = (np.zeros((2 * len(a),) + a.shape[1:]) for a in arrays)
+        for old, new in zip(arrays, (self.start, self.dt, self.V1, self.D)):
+            new[:n] = old[live]
+        self.head, self.tail = 0, n
+        return n
+
+
 class MomentumObserver:
     """SE(3) group observer (eq. 37) and Euler-Poincare observer (eq. 42) of seed 002.
 
@@ -152,10 +196,9 @@ class MomentumObserver:
     def __init__(self, gains=None, history_s=2.0):
         self.gains = gains or ObserverGains()
         self.history_s = history_s
-        # (start, dt, V1_hat, D at the start): the prediction's increments, oldest first.  A list:
-        # bisect indexes it (a deque's indexing walks its blocks); dropping the oldest moves
-        # ~2000 pointers, a microsecond.
-        self._intervals = []
+        # rows for twice the history of a 1 kHz loop: there, the arrays never grow and the live rows
+        # move to the front once per history_s
+        self._intervals = PredictionHistory(max(64, math.ceil(2000 * history_s)))
         self._odometry = pin.SE3.Identity()   # D now: the product of every increment
         self._carried = None                  # (t_meas, D now, D(t_meas)^-1 D now) of the last sample
         self._g_hat = self._g_pred = None
@@ -220,7 +263,8 @@ class MomentumObserver:
     @property
     def history(self):
         """The prediction's increments ``(t, dt, V1_hat [omega; v])`` within ``history_s``."""
-        return [(t, dt, V[SWAP]) for t, dt, V, _ in self._intervals]
+        h = self._intervals
+        return [(float(h.start[i]), float(h.dt[i]), h.V1[i][SWAP]) for i in range(h.head, h.tail)]
 
     @property
     def initialized(self):
@@ -268,17 +312,16 @@ class MomentumObserver:
     def _odometry_at(self, t):
         """``D(t)``: the prediction's odometry at ``t``, within the kept increments (an older
         ``t`` counts as their start, a later one as now)."""
-        intervals = self._intervals
-        i = bisect_right(intervals, t, key=_start) - 1
-        if i < 0:
-            return intervals[0][3] if intervals else self._odometry
-        start, dt, V, D = intervals[i]
-        into = t - start
+        h = self._intervals
+        i = h.head + int(np.searchsorted(h.start[h.head:h.tail], t, side="right")) - 1
+        if i < h.head:
+            return se3(h.D[h.head]) if len(h) else self._odometry
+        into = t - h.start[i]
         if into == 0.0:                 # samples taken on a tick
-            return D
-        if into < dt:
-            return D * pin.exp6(V * into)
-        return intervals[i + 1][3] if i + 1 < len(intervals) else self._odometry
+            return se3(h.D[i])
+        if into < h.dt[i]:
+            return se3(h.D[i]) * pin.exp6(h.V1[i] * into)
+        return se3(h.D[i + 1]) if i + 1 < h.tail else self._odometry
 
     def _carry(self, t_meas):
         """``D(t_meas)^-1 D(now)``: what carries a sample taken at ``t_meas`` forward to now.  Kept
@@ -369,10 +412,9 @@ class MomentumObserver:
         self._mu_hat += mu_hat_dot_dt
         increment = pin.exp6(np.multiply(V1_hat, dt_, out=self._step))
         self._g_pred = self._g_pred * increment
-        self._intervals.append((self.t, dt, V1_hat, self._odometry))
+        horizon = t - self.history_s
+        self._intervals.drop_before(horizon)
+        if self.t >= horizon:                               # (after a gap beyond the history: none kept)
+            self._intervals.push(self.t, dt, V1_hat, self._odometry)
         self._odometry = self._odometry * increment
         self.t = t
-        horizon = t - self.history_s
-        intervals = self._intervals
-        while intervals and intervals[0][0] < horizon:
-            intervals.pop(0)
