@@ -208,7 +208,7 @@ class MomentumObserver:
         self.samples = 0
         self._rates = None
         # the tick's scratch (Pinocchio's order): error(), update_rates() and advance() fill these
-        self._L_eps, self._H_T_L_eps, self._w, self._rhs = (np.zeros(6) for _ in range(4))
+        self._eps, self._L_eps, self._H_T_L_eps, self._w, self._rhs = (np.zeros(6) for _ in range(5))
         # [V_hat; mu_hat_dot] (eqs. 37, 42) in one array: advance() scales both by dt in one operation
         self._rate_rows, self._steps = np.zeros((2, 6)), np.zeros((2, 6))
         self._V_hat, self._mu_hat_dot = self._rate_rows
@@ -357,7 +357,8 @@ class MomentumObserver:
         """:class:`Error` at the current time (observer must be initialized).  Its vectors are the
         observer's buffers: valid until the next call."""
         eta = self._g_hat.actInv(self._g_pred)
-        eps = pin.log6(eta).vector          # a new array, cheaper than a copy into a buffer
+        eps = self._eps
+        eps[:] = pin.log6(eta).vector
         np.multiply(self.gains.L_pin, eps, out=self._L_eps)
         return Error(eta, eps, self._L_eps.dot(pin.Jlog6(eta), out=self._H_T_L_eps),      # (L eps)^T H
                      eta.actionInverse.dot(self._mu_hat))       # a new array: the tick's output keeps it
