@@ -6,7 +6,7 @@ from conftest import assert_close
 from floating_base_control import InputError
 from floating_base_control.orbital.controller import OrbitalController
 from floating_base_control.control.shape import ShapeGains
-from floating_base_control.estimation.observer import MomentumObserver, ObserverGains
+from floating_base_control.estimation.observer import MomentumObserver, ObserverGains, PredictionHistory
 from floating_base_control.lie import exp, inv, log
 from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.orbital.scenario import OrbitalScenario
@@ -181,3 +181,21 @@ def test_a_late_sample_is_carried_forward_by_the_stored_increments(orbital, rng)
                 expected = expected @ exp(V * overlap)
         obs.add_pose(g_meas, t_s, t)
         assert_close(obs.g_pred, expected, 1e-12, f"sample taken at {t_s:.4f}")
+
+
+def test_prediction_history_keeps_its_rows_in_order_when_they_move_or_grow():
+    """The observer's preallocated history moves its live rows to the front and grows (a longer history
+    than it was sized for) without losing or reordering an increment: it keeps what a list would."""
+    import pinocchio as pin
+    history, kept = PredictionHistory(8), []
+    for k in range(200):
+        window = 3 if k < 100 else 20                    # outgrows 8 rows after tick 100
+        D = pin.SE3(np.eye(3), np.array([k, 0.0, 0.0]))
+        history.push(float(k), 1.0, np.full(6, float(k)), D)
+        kept.append(k)
+        history.drop_before(k - window)
+        kept = [j for j in kept if j >= k - window]
+        rows = slice(history.head, history.tail)
+        assert history.start[rows].tolist() == kept
+        assert history.V1[rows, 0].tolist() == kept and history.D[rows, 0, 3].tolist() == kept
+    assert len(history.start) > 8                        # it grew (and moved its rows before and after)

@@ -74,8 +74,10 @@ def reference_step(q_r, qdot_r, target, v_max, a_max, dt, scratch=None):
     control loop keeps one; ``None``: allocated here)."""
     e, abs_e, v = (np.empty(len(q_r)) for _ in range(3)) if scratch is None else scratch
     np.subtract(target, q_r, out=e)
-    if not (np.count_nonzero(e) or np.count_nonzero(qdot_r)):   # at rest on the target: the step below
-        return                                                   # would leave it there (count_nonzero: no reduction)
+    # at rest on the target, the step below leaves the reference there (count_nonzero: a fraction of the
+    # cost of ndarray.any(), a reduction)
+    if not (np.count_nonzero(e) or np.count_nonzero(qdot_r)):
+        return
     step = a_max * dt
     np.abs(e, out=abs_e)
     arrived = (abs_e <= step * dt) & (np.abs(qdot_r, out=v) <= step)
