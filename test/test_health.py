@@ -60,6 +60,18 @@ def test_an_outlier_is_rejected_counted_and_not_used():
     assert health.reinitializations == 0
 
 
+def test_an_attitude_only_sample_is_gated_on_its_rotation():
+    """A star tracker's sample has a NaN translation: NaN > threshold is False, so without the
+    rotation-only innovation every attitude-only outlier would pass the gate."""
+    obs, health = started_observer(), EstimatorHealth()
+    attitude_only = rotation([0, 1, 0], 0.4)
+    attitude_only[:3, 3] = np.nan
+    assert health.admit(obs, attitude_only, 0.1, 0.1) is None                # 0.4 rad: admitted
+    attitude_only[:3, :3] = rotation([0, 1, 0], 0.6)[:3, :3]
+    assert health.admit(obs, attitude_only, 0.2, 0.2) == "innovation above the gate (0.5)"
+    assert health.rejected == 1
+
+
 def test_a_run_of_consistent_rejections_reinitializes_the_pose_and_keeps_the_velocity():
     obs, health = started_observer(), EstimatorHealth(HealthConfig(reinit_after=5))
     mu = obs.mu_hat.copy()

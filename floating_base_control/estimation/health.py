@@ -9,7 +9,8 @@ drag the observer of seed 002 somewhere it cannot come back from.  Three checks:
   measurement: the residual ``g1_pred^-1 g_meas`` has a rotation angle ``theta`` and a
   translation ``p``, and its size is :func:`pose_innovation`
   ``sqrt(theta^2 + (|p| / length)^2)``, where ``length`` is a characteristic length of the robot
-  (a translation of ``length`` weighs as much as a rotation of one radian).  A sample whose
+  (a translation of ``length`` weighs as much as a rotation of one radian; an attitude-only
+  sample, with a NaN translation, is gated on ``theta`` alone).  A sample whose
   innovation exceeds ``threshold`` is rejected (counted, not used).  A run of ``reinit_after``
   rejected samples that agree with each other means the robot really is elsewhere (a
   re-localisation jump): the pose estimate is re-initialized on the newest of them (counted),
@@ -42,7 +43,10 @@ def residual_size(residual, length):
     R = residual.rotation
     theta = math.acos(min(max(0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0), -1.0), 1.0))
     x, y, z = residual.translation.tolist()         # |g_pred^-1 g_meas translation| = the distance
-    return math.hypot(theta, math.sqrt(x * x + y * y + z * z) / length)
+    distance = math.sqrt(x * x + y * y + z * z)
+    if not math.isfinite(distance):     # attitude only (NaN translation): its rotation is all it says
+        return theta if math.isfinite(theta) else math.inf
+    return math.hypot(theta, distance / length)
 
 
 @dataclass
