@@ -80,7 +80,8 @@ class MotionCommands:
         self.cartesian_gains = CartesianGains([p(f"end_effector.stiffness.{a}") for a in CARTESIAN_AXES],
                                               [p(f"end_effector.damping.{a}") for a in CARTESIAN_AXES],
                                               np.full(self.model.n, p("end_effector.nullspace_stiffness")),
-                                              np.full(self.model.n, p("end_effector.nullspace_damping")))
+                                              np.full(self.model.n, p("end_effector.nullspace_damping")),
+                                              p("end_effector.damping_ratio") or None)
         if self.joint_task is not None:
             self.joint_task.gains = self.shape_gains
             self.joint_task.reference.acceleration_limits = self._acceleration_limits()
