@@ -165,10 +165,15 @@ def _run_orbital_task(args, scenario, out, progress):
     """``--task trajectory|end-effector``: the motion task in the ROS-free loop (orbital/tasks.py)."""
     from ..orbital import tasks
 
-    if args.ros:
-        raise ValueError("--task with --ros is not implemented yet: run the task ROS-free")
     print(f"orbital scenario, task {args.task}: {args.duration:g} s, compensation {args.compensation} -> {out}/")
-    log, summary = tasks.run_task(scenario, args.task, progress=progress)
+    settings = tasks.TaskSettings()
+    if args.ros:        # the node's joint task uses the stiffness and damping parameters: the task's gains
+        from ..nodes import orbital_demo as demo
+        settings = demo.ros_settings(settings, scenario)
+        scenario = replace(scenario, stiffness=settings.stiffness, damping=settings.damping)
+        log, summary = demo.run(scenario, progress=progress, task=args.task, settings=settings)
+    else:
+        log, summary = tasks.run_task(scenario, args.task, settings, progress=progress)
     write_json(out / "summary.json", summary)
     write_csv(out / "timeseries.csv", log)
     tasks.plot(out, log, summary)

@@ -16,6 +16,7 @@ ROS-free demo (``orbital/tasks.py``), and judges the result on the simulator's g
 """
 import os
 import signal
+from dataclasses import replace
 import subprocess
 import time
 
@@ -231,13 +232,23 @@ def _wait_for(executor, ready, procs, what, timeout=60.0):
             raise RuntimeError(f"{what} did not come up within {timeout:g} s")
 
 
+def ros_settings(settings, scenario):
+    """The motion tasks' settings for a run over DDS: the scenario's joint gains (those of the set-point demo
+    over DDS) and the Cartesian gains of ``test/test_ros_motion.py``.  The node's loop on a shared machine
+    runs with stalls, where the ROS-free demo's stiff gains (wrist joints and rotation at 50-100 rad/s
+    natural frequency) are unstable."""
+    return replace(settings, stiffness=scenario.stiffness, damping=scenario.damping,
+                   ee_stiffness=(5.0, 5.0, 5.0, 300.0, 300.0, 300.0), ee_damping=(0.05, 0.05, 0.05, 5.0, 5.0, 5.0),
+                   ee_damping_ratio=None, nullspace_stiffness=(1.0,) * 7, nullspace_damping=(0.02,) * 7)
+
+
 def task_overrides(task, settings, joint_names):
     """The controller's parameters for a motion task's demo (``orbital/tasks.py``'s gains; the node's null-space
     gains are one value for every joint: the smallest of the demo's).  It starts with ``task: joint``
     holding its shape, as the ROS-free demo does before its commands."""
     if task == "setpoint":
         return []
-    out = [("task", "joint"), ("trajectory.max_acceleration", settings.acceleration_limit)]
+    out = [("task", "joint"), ("hold_on_activate", True), ("trajectory.max_acceleration", settings.acceleration_limit)]
     if task == "end-effector":
         out += [("end_effector.frame", settings.ee_frame), ("end_effector.max_speed", settings.ee_speed),
                 ("end_effector.max_angular_speed", settings.ee_angular_speed),
