@@ -10,7 +10,7 @@ from floating_base_control.control.motion import Handover
 from floating_base_control.control.shape import ShapeGains, task_torque
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
 from floating_base_control.conventions import to_pinocchio
-from floating_base_control.lie import SWAP, exp
+from floating_base_control.lie import SWAP, Ad, exp
 from floating_base_control.orbital import scenario as orbital
 from floating_base_control.orbital import tasks
 from floating_base_control.validation import InputError
@@ -277,3 +277,24 @@ def test_a_damping_ratio_gives_critical_damping_per_axis_for_an_isotropic_task_i
     assert np.allclose(D, D.T) and np.linalg.eigvalsh(D).min() > 0
     with pytest.raises(InputError, match="damping ratio"):
         ee.CartesianGains(np.ones(6), np.ones(6), np.zeros(3), np.zeros(3), damping_ratio=-1.0)
+
+
+def test_the_hold_velocity_keeps_the_end_effector_still_with_the_momentum_conserved(orbital):
+    """analysis/hold.py: at the shape velocity it returns, the base twist of eq. 9 gives the system the given
+    spatial momentum (Def. 2) and the end effector zero twist (Pinocchio's frame velocity)."""
+    from floating_base_control.analysis.hold import hold_velocity
+    q = np.array(orbital_scenario_q0())
+    ws, fid = ee.FrameWorkspace(orbital), ee.frame_id(orbital, "panda_link8")
+    g_e = exp(np.array([0.1, 0.2, -0.3, 0.5, -0.2, 0.3]))
+    h = np.array([12.0, 1.8, -1.0, 0.3, -2.9, -0.6])
+    for steer in (0.0, 1.0):
+        qdot, sigma = hold_velocity(orbital, ws, fid, q, g_e, h, steer)
+        g1 = g_e @ np.linalg.inv(ee.frame_kinematics(ws, fid, q)[0])
+        mu = np.linalg.solve(orbital.locked_inertia(q), Ad(g1).T @ h)
+        V1 = orbital.base_velocity(q, mu, qdot)
+        assert np.allclose(orbital.momentum_map(g1, q, V1, qdot), h, atol=1e-10)
+        q_pin, v_pin = to_pinocchio(g1, q, V1, qdot)
+        data = orbital.pin_model.createData()
+        pin.forwardKinematics(orbital.pin_model, data, q_pin, v_pin)
+        assert np.allclose(pin.getFrameVelocity(orbital.pin_model, data, fid, pin.LOCAL).vector, 0, atol=1e-10)
+        assert np.abs(qdot).max() > 0.05 and sigma > 0

@@ -170,7 +170,8 @@ def _run_orbital_task(args, scenario, out, progress):
     if args.ros:        # the node's joint task uses the stiffness and damping parameters: the task's gains
         from ..nodes import orbital_demo as demo
         settings = demo.ros_settings(settings, scenario)
-        scenario = replace(scenario, stiffness=settings.stiffness, damping=settings.damping)
+        scenario = replace(tasks.task_scenario(scenario, args.task, settings), stiffness=settings.stiffness,
+                           damping=settings.damping)
         log, summary = demo.run(scenario, progress=progress, task=args.task, settings=settings)
     else:
         log, summary = tasks.run_task(scenario, args.task, settings, progress=progress)

@@ -239,7 +239,7 @@ def ros_settings(settings, scenario):
     natural frequency) are unstable."""
     return replace(settings, stiffness=scenario.stiffness, damping=scenario.damping,
                    ee_stiffness=(5.0, 5.0, 5.0, 300.0, 300.0, 300.0), ee_damping=(0.05, 0.05, 0.05, 5.0, 5.0, 5.0),
-                   ee_damping_ratio=None, nullspace_stiffness=(1.0,) * 7, nullspace_damping=(0.02,) * 7)
+                   ee_damping_ratio=0.7, nullspace_stiffness=(1.0,) * 7, nullspace_damping=(0.02,) * 7)
 
 
 def task_overrides(task, settings, joint_names):
