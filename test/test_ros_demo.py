@@ -39,6 +39,7 @@ def test_a_motion_task_demo_gives_the_node_the_tasks_parameters():
     overrides = dict(demo.task_overrides("end-effector", settings, JOINTS))
     assert overrides["task"] == "joint" and overrides["hold_on_activate"] is True     # holds until the target
     assert overrides["end_effector.frame"] == "panda_link8"
-    assert overrides["end_effector.stiffness.z"] == settings.ee_stiffness[5] and overrides["end_effector.damping_ratio"] > 0
+    assert overrides["end_effector.stiffness.z"] == settings.ee_stiffness[5]
+    assert overrides["end_effector.damping_ratio"] > 0
     assert "end_effector.frame" not in dict(demo.task_overrides("trajectory", settings, JOINTS))
     assert demo.task_overrides("setpoint", settings, JOINTS) == []

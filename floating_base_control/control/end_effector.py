@@ -272,11 +272,12 @@ class EndEffectorTask:
         g_e = g_hat @ g_1e
         g_r, V_r, A_r = self._reference_at(t, g_e)
         self.error = pose_error(g_e, g_r)
+        drift = Ad_e1 @ mu
         acceleration = cc = None
         if self.feedforward:
-            acceleration, cc = self._feedforward(q, qdot, terms, mu, compensation, g_e[:3, :3], Ad_e1 @ mu + J_star @ qdot,
-                                                 A_r)
-        return impedance_torque(J_star, Ad_e1 @ mu, g_e[:3, :3], self.error, V_r, qdot, terms.Lambda_q, q,
+            acceleration, cc = self._feedforward(q, qdot, terms, mu, compensation, g_e[:3, :3],
+                                                 drift + J_star @ qdot, A_r)
+        return impedance_torque(J_star, drift, g_e[:3, :3], self.error, V_r, qdot, terms.Lambda_q, q,
                                 self.q_null, self.gains, acceleration, cc)
 
     def _feedforward(self, q, qdot, terms, mu, compensation, R_e, V_e, A_r):
