@@ -219,7 +219,8 @@ def test_short_closed_loop_runs_track_a_trajectory_and_reach_an_end_effector_tar
     assert np.linalg.norm(log["q"][-1] - q_d) < np.deg2rad(0.05)
     scenario = orbital.OrbitalScenario(duration_s=2.0, compensation="tau2", mu0_omega_deg_s=(0.0, 0.0, 0.0),
                                        pose_rotation_noise=0.0, pose_position_noise=0.0)
-    settings = tasks.TaskSettings(ee_start_s=0.1, ee_offset_m=(0.0, 0.02, -0.02), ee_rotation_deg=5.0)
+    settings = tasks.TaskSettings(ee_start_s=0.1, ee_offset_m=(0.0, 0.02, -0.02), ee_rotation_deg=5.0,
+                                  ee_hold_horizon_s=0.0)
     log, summary = tasks.run_task(scenario, "end-effector", settings)
     assert summary["status"] == "completed"
     assert np.nanmax(log["ee_position_error_m"]) > 0.02                    # the target is 2.8 cm away

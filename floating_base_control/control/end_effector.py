@@ -131,6 +131,14 @@ def body_acceleration(R_e, A_w, V_e):
     return np.r_[R_e.T @ A_w[:3], R_e.T @ A_w[3:] - np.cross(V_e[:3], V_e[3:])]
 
 
+def displaced(g, D):
+    """``[R_d R, p + p_d]``: pose ``g`` displaced by ``D = [R_d, p_d]`` given in the world axes."""
+    out = np.eye(4)
+    out[:3, :3] = D[:3, :3] @ g[:3, :3]
+    out[:3, 3] = g[:3, 3] + D[:3, 3]
+    return out
+
+
 def pose_error(g, g_target):
     """``[log(R R_t^T); p - p_t]``: rotation vector and position error in the world axes."""
     rotation = pin.log3(g[:3, :3] @ g_target[:3, :3].T)
@@ -258,8 +266,7 @@ class EndEffectorTask:
         if self.pending is not None and t >= self.pending[0]:
             start, (_, target, relative) = self.reference.sample(t)[0], self.pending
             if relative:
-                target = np.block([[target[:3, :3] @ start[:3, :3], (start[:3, 3] + target[:3, 3])[:, None]],
-                                   [np.array([[0.0, 0.0, 0.0, 1.0]])]])
+                target = displaced(start, target)
             self.reference = PoseReference(t, start, target, self.v_max, self.w_max)
             self.pending = None
         return self.reference.sample(t)

@@ -21,7 +21,6 @@ import subprocess
 import time
 
 import numpy as np
-import pinocchio as pin
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
@@ -160,12 +159,9 @@ class TaskClient:
         self.done = True
 
     def _send_target(self, g1, q):
-        from ..control.end_effector import frame_kinematics
-        from ..orbital.tasks import ee_displacement
-        g_e, D = g1 @ frame_kinematics(self.ws, self.fid, q)[0], ee_displacement(self.settings)
-        self.target = np.eye(4)
-        self.target[:3, :3] = D[:3, :3] @ g_e[:3, :3]
-        self.target[:3, 3] = g_e[:3, 3] + D[:3, 3]
+        from ..control.end_effector import displaced
+        from ..orbital.tasks import ee_displacement, ee_pose
+        self.target = displaced(ee_pose(self.ws, self.fid, g1, q), ee_displacement(self.settings))
         msg = PoseStamped()
         msg.header.frame_id = "world"
         fill_pose_msg(msg.pose, self.target)
@@ -175,16 +171,11 @@ class TaskClient:
 
     def evaluate(self, t, g1, q):
         """The ROS-free demo's task columns (``orbital.tasks.build``) from the ground truth."""
-        from ..control.end_effector import frame_kinematics
+        from ..orbital.tasks import ee_errors
         if self.task == "trajectory":
             return {"dq_norm_deg": np.rad2deg(np.linalg.norm(q - self.reference.sample(t).q))}
-        g_e = g1 @ frame_kinematics(self.ws, self.fid, q)[0]
-        row = {"dq_norm_deg": np.nan, "ee_position": g_e[:3, 3].copy(), "ee_position_error_m": np.nan,
-               "ee_orientation_error_deg": np.nan}
-        if self.target is not None and t >= self.sent_at:
-            row["ee_position_error_m"] = np.linalg.norm(g_e[:3, 3] - self.target[:3, 3])
-            row["ee_orientation_error_deg"] = np.rad2deg(np.linalg.norm(pin.log3(g_e[:3, :3] @ self.target[:3, :3].T)))
-        return row
+        return ee_errors(self.ws, self.fid, g1, q, self.target if self.target is not None and t >= self.sent_at
+                         else None)
 
 
 def scenario_overrides(scenario, joint_names):

@@ -100,6 +100,22 @@ def ee_reach_s(settings):
     return PoseReference(0.0, np.eye(4), ee_displacement(settings), settings.ee_speed, settings.ee_angular_speed).T
 
 
+def ee_pose(ws, fid, g1, q):
+    """World pose of the end-effector frame ``fid`` with the base at ``g1`` and the shape ``q``."""
+    return g1 @ frame_kinematics(ws, fid, q)[0]
+
+
+def ee_errors(ws, fid, g1, q, target):
+    """The end-effector columns of the log: its world position and its errors to ``target`` (NaN without one)."""
+    g_e = ee_pose(ws, fid, g1, q)
+    row = {"dq_norm_deg": np.nan, "ee_position": g_e[:3, 3].copy(), "ee_position_error_m": np.nan,
+           "ee_orientation_error_deg": np.nan}
+    if target is not None:
+        row["ee_position_error_m"] = np.linalg.norm(g_e[:3, 3] - target[:3, 3])
+        row["ee_orientation_error_deg"] = np.rad2deg(np.linalg.norm(pin.log3(g_e[:3, :3] @ target[:3, :3].T)))
+    return row
+
+
 def default_duration(task, settings):
     """Simulated seconds of a task's demo: 15 s, and for the end effector ``ee_hold_s`` after the reference
     reaches the target (the final second is then measured while the physics allows the hold)."""
@@ -136,17 +152,10 @@ def build(task, scenario, model, settings):
         ws, fid = FrameWorkspace(model), frame_id(model, settings.ee_frame)
 
         def evaluate(t, g1, q):
-            g_e = g1 @ frame_kinematics(ws, fid, q)[0]
-            row = {"dq_norm_deg": np.nan, "ee_position": g_e[:3, 3].copy(),
-                   "ee_position_error_m": np.nan, "ee_orientation_error_deg": np.nan,
-                   "ee_estimated_position_error_m": np.nan, "ee_estimated_orientation_error_deg": np.nan}
-            if ee.target is not None:
-                row["ee_position_error_m"] = np.linalg.norm(g_e[:3, 3] - ee.target[:3, 3])
-                row["ee_orientation_error_deg"] = np.rad2deg(np.linalg.norm(pin.log3(g_e[:3, :3] @
-                                                                                     ee.target[:3, :3].T)))
-                # what the controller sees (its pose estimate) to its reference: the tracking part of the error
-                row["ee_estimated_position_error_m"] = np.linalg.norm(ee.error[3:])
-                row["ee_estimated_orientation_error_deg"] = np.rad2deg(np.linalg.norm(ee.error[:3]))
+            row = ee_errors(ws, fid, g1, q, ee.target)
+            seen = ee.target is not None   # what the controller sees (its pose estimate) to its reference
+            row["ee_estimated_position_error_m"] = np.linalg.norm(ee.error[3:]) if seen else np.nan
+            row["ee_estimated_orientation_error_deg"] = np.rad2deg(np.linalg.norm(ee.error[:3])) if seen else np.nan
             return row
         return motion, evaluate
     raise ValueError(f"task must be one of {TASKS}, got {task!r}")
