@@ -234,10 +234,18 @@ def plot(out_dir, log, summary):
     title = f"task {summary['task']}, compensation {summary['compensation']}"
     if summary["task"] == "end-effector":
         fig, (a, b, c) = plt.subplots(3, 1, figsize=(8, 10))
-        a.semilogy(t, log["ee_position_error_m"] * 1e3, label="position error [mm]")
-        a.semilogy(t, log["ee_orientation_error_deg"], label="orientation error [deg]")
+        a.semilogy(t, log["ee_position_error_m"] * 1e3, "C0", label="position error [mm]")
+        a.semilogy(t, log["ee_orientation_error_deg"], "C1", label="orientation error [deg]")
+        if "ee_estimated_position_error_m" in log:
+            a.semilogy(t, log["ee_estimated_position_error_m"] * 1e3, "C0--", lw=0.8, label="controller's own [mm]")
+            a.semilogy(t, log["ee_estimated_orientation_error_deg"], "C1--", lw=0.8, label="controller's own [deg]")
         a.axhline(1.0, color="gray", ls=":")
         a.axhline(0.1, color="gray", ls="--")
+        a.set_ylim(bottom=1e-3)
+        if summary.get("ee_hold_possible_s") is not None:
+            arrival = summary["ee_reference_arrival_s"]
+            a.axvspan(arrival, arrival + summary["ee_hold_possible_s"], color="C2", alpha=0.15,
+                      label=f"physically possible hold ({summary['ee_hold_possible_s']:.2f} s)")
         a.set_ylabel("end-effector error (ground truth)")
         a.set_xlabel("time [s]")
         a.legend()
