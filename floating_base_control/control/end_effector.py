@@ -46,7 +46,7 @@ import pinocchio as pin
 
 from .. import validation as check
 from ..dynamics.rel_fast import locked_inertia_factor
-from ..lie import SWAP, Ad_inv
+from ..lie import SWAP, Ad_inv, skew
 from ..validation import InputError
 
 
@@ -128,7 +128,7 @@ def locked_acceleration(terms):
 
 def body_acceleration(R_e, A_w, V_e):
     """The body-axes ``Vdot_e`` of a world-aligned acceleration ``A_w = d/dt blkdiag(R_e, R_e) V_e``."""
-    return np.r_[R_e.T @ A_w[:3], R_e.T @ A_w[3:] - np.cross(V_e[:3], V_e[3:])]
+    return np.concatenate((R_e.T @ A_w[:3], R_e.T @ A_w[3:] - skew(V_e[:3]) @ V_e[3:]))
 
 
 def displaced(g, D):
@@ -147,7 +147,7 @@ def pose_error(g, g_target):
 
 def rotate_twist(R, V):
     """``blkdiag(R, R) V``: a body twist or wrench in the axes of ``R``'s reference frame."""
-    return np.r_[R @ V[:3], R @ V[3:]]
+    return np.concatenate((R @ V[:3], R @ V[3:]))
 
 
 class PoseReference:
