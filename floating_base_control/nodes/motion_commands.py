@@ -88,6 +88,7 @@ class MotionCommands:
         if self.ee_task is not None:
             self.ee_task.gains = self.cartesian_gains
             self.ee_task.v_max, self.ee_task.w_max = p("end_effector.max_speed"), p("end_effector.max_angular_speed")
+            self.ee_task.feedforward = p("end_effector.feedforward")
 
     def _acceleration_limits(self):
         return np.full(self.model.n, self.node._p("trajectory.max_acceleration"))
@@ -125,7 +126,7 @@ class MotionCommands:
             return self.joint_task
         p = self.node._p
         self.ee_task = EndEffectorTask(self.model, self.frame, self.cartesian_gains, q, p("end_effector.max_speed"),
-                                       p("end_effector.max_angular_speed"))
+                                       p("end_effector.max_angular_speed"), p("end_effector.feedforward"))
         return self.ee_task
 
     # -- commands -----------------------------------------------------------------------

@@ -245,7 +245,8 @@ def task_overrides(task, settings, joint_names):
                 ("end_effector.max_angular_speed", settings.ee_angular_speed),
                 ("end_effector.nullspace_stiffness", min(settings.nullspace_stiffness)),
                 ("end_effector.nullspace_damping", min(settings.nullspace_damping)),
-                ("end_effector.damping_ratio", settings.ee_damping_ratio or 0.0)]
+                ("end_effector.damping_ratio", settings.ee_damping_ratio or 0.0),
+                ("end_effector.feedforward", settings.ee_feedforward)]
         for axis, k, d in zip(CARTESIAN_AXES, settings.ee_stiffness, settings.ee_damping):
             out += [(f"end_effector.stiffness.{axis}", k), (f"end_effector.damping.{axis}", d)]
     return out
