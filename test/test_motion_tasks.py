@@ -10,7 +10,7 @@ from floating_base_control.control.motion import Handover
 from floating_base_control.control.shape import ShapeGains, task_torque
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
 from floating_base_control.conventions import to_pinocchio
-from floating_base_control.lie import SWAP, exp
+from floating_base_control.lie import SWAP, Ad, exp
 from floating_base_control.orbital import scenario as orbital
 from floating_base_control.orbital import tasks
 from floating_base_control.validation import InputError
@@ -219,7 +219,8 @@ def test_short_closed_loop_runs_track_a_trajectory_and_reach_an_end_effector_tar
     assert np.linalg.norm(log["q"][-1] - q_d) < np.deg2rad(0.05)
     scenario = orbital.OrbitalScenario(duration_s=2.0, compensation="tau2", mu0_omega_deg_s=(0.0, 0.0, 0.0),
                                        pose_rotation_noise=0.0, pose_position_noise=0.0)
-    settings = tasks.TaskSettings(ee_start_s=0.1, ee_offset_m=(0.0, 0.02, -0.02), ee_rotation_deg=5.0)
+    settings = tasks.TaskSettings(ee_start_s=0.1, ee_offset_m=(0.0, 0.02, -0.02), ee_rotation_deg=5.0,
+                                  ee_hold_horizon_s=0.0)
     log, summary = tasks.run_task(scenario, "end-effector", settings)
     assert summary["status"] == "completed"
     assert np.nanmax(log["ee_position_error_m"]) > 0.02                    # the target is 2.8 cm away
@@ -230,3 +231,71 @@ def test_the_stiffness_sees_a_clipped_pose_error():
     error = np.r_[0.0, 0.3, 0.4, 0.01, 0.0, 0.0]           # 0.5 rad, 1 cm
     out = ee.clipped(error, (0.2, 0.05))
     assert np.allclose(out[:3], [0.0, 0.12, 0.16]) and np.array_equal(out[3:], error[3:])
+
+
+def test_the_feedforward_gives_the_reference_acceleration_despite_the_drift(orbital, state):
+    """With no pose or velocity error the end effector's acceleration under the REL dynamics (eq. 18, eq. 45's
+    tau_hat_2 added) is the reference's, momentum and all: the drift's ``b_e`` and the CC torques cancelled."""
+    q, qdot, mu, _ = state
+    q = np.clip(q, *orbital.position_limits.T)
+    mu = 0.3 * mu
+    terms = orbital.rel_terms(q, qdot, mu)
+    gains = ee.CartesianGains(np.full(6, 100.0), np.full(6, 10.0), np.full(orbital.n, 10.0), np.full(orbital.n, 1.0))
+    task = ee.EndEffectorTask(orbital, "panda_link8", gains, q + 0.1)
+    ws, fid = task.ws, task.fid
+    g1 = exp(np.array([0.3, -0.2, 0.5, 1.0, -2.0, 0.5]))
+    g_1e, J_e = ee.frame_kinematics(ws, fid, q)
+    J_star, Ad_e1 = ee.generalized_jacobian(g_1e, J_e, terms.A_l)
+    R_e = (g1 @ g_1e)[:3, :3]
+    V_e = Ad_e1 @ mu + J_star @ qdot
+    A_w = np.array([0.2, -0.1, 0.3, 0.5, 0.1, -0.4])                        # reference acceleration, world axes
+    acceleration, cc = task._feedforward(q, qdot, terms, mu, "tau2", R_e, V_e, A_w)
+    tau_c = ee.impedance_torque(J_star, Ad_e1 @ mu, R_e, np.zeros(6), ee.rotate_twist(R_e, V_e), qdot,
+                                terms.Lambda_q, q, q + 0.1, gains, acceleration, cc)
+    mu_dot, qddot = orbital.forward_dynamics_reduced(q, mu, qdot, tau_c + terms.shape_mu_mu)
+    h = 1e-6
+    V1 = mu - terms.A_l @ qdot                                              # eq. 9
+
+    def world_twist(dt):        # V_w along the motion: the base by eq. 9, the shape and mu by eq. 18
+        R = (g1 @ exp(dt * V1) @ ee.frame_kinematics(ws, fid, q + dt * qdot)[0])[:3, :3]
+        return ee.rotate_twist(R, ee.body_twist(ws, fid, q + dt * qdot, qdot + dt * qddot, mu + dt * mu_dot))
+    V_w = [world_twist(-h), world_twist(h)]
+    assert np.allclose((V_w[1] - V_w[0]) / (2 * h), A_w, atol=1e-5)
+    without = ee.impedance_torque(J_star, Ad_e1 @ mu, R_e, np.zeros(6), ee.rotate_twist(R_e, V_e), qdot,
+                                  terms.Lambda_q, q, q + 0.1, gains)
+    assert np.abs(tau_c - without).max() > 0.1                              # the feedforward matters here
+
+
+def test_a_damping_ratio_gives_critical_damping_per_axis_for_an_isotropic_task_inertia():
+    gains = ee.CartesianGains([100.0, 400.0, 25.0, 1e3, 4e3, 9e3], np.ones(6), np.zeros(3), np.zeros(3),
+                              damping_ratio=0.7)
+    D = ee.damping_matrix(gains, 2.0 * np.eye(6))
+    assert np.allclose(D, np.diag(2 * 0.7 * np.sqrt(2.0 * gains.stiffness)), atol=1e-12)
+    Lambda = np.diag([0.1, 0.2, 0.3, 4.0, 5.0, 6.0])
+    rotation = exp(np.r_[0.3, -0.5, 0.2, 0.0, 0.0, 0.0])[:3, :3]
+    Lambda_w = ee.world_inertia(rotation, Lambda)
+    D = ee.damping_matrix(gains, Lambda_w)
+    assert np.allclose(D, D.T) and np.linalg.eigvalsh(D).min() > 0
+    with pytest.raises(InputError, match="damping ratio"):
+        ee.CartesianGains(np.ones(6), np.ones(6), np.zeros(3), np.zeros(3), damping_ratio=-1.0)
+
+
+def test_the_hold_velocity_keeps_the_end_effector_still_with_the_momentum_conserved(orbital):
+    """analysis/hold.py: at the shape velocity it returns, the base twist of eq. 9 gives the system the given
+    spatial momentum (Def. 2) and the end effector zero twist (Pinocchio's frame velocity)."""
+    from floating_base_control.analysis.hold import hold_velocity
+    q = np.array(orbital_scenario_q0())
+    ws, fid = ee.FrameWorkspace(orbital), ee.frame_id(orbital, "panda_link8")
+    g_e = exp(np.array([0.1, 0.2, -0.3, 0.5, -0.2, 0.3]))
+    h = np.array([12.0, 1.8, -1.0, 0.3, -2.9, -0.6])
+    for steer in (0.0, 1.0):
+        qdot, sigma = hold_velocity(orbital, ws, fid, q, g_e, h, steer)
+        g1 = g_e @ np.linalg.inv(ee.frame_kinematics(ws, fid, q)[0])
+        mu = np.linalg.solve(orbital.locked_inertia(q), Ad(g1).T @ h)
+        V1 = orbital.base_velocity(q, mu, qdot)
+        assert np.allclose(orbital.momentum_map(g1, q, V1, qdot), h, atol=1e-10)
+        q_pin, v_pin = to_pinocchio(g1, q, V1, qdot)
+        data = orbital.pin_model.createData()
+        pin.forwardKinematics(orbital.pin_model, data, q_pin, v_pin)
+        assert np.allclose(pin.getFrameVelocity(orbital.pin_model, data, fid, pin.LOCAL).vector, 0, atol=1e-10)
+        assert np.abs(qdot).max() > 0.05 and sigma > 0

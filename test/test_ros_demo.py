@@ -31,3 +31,15 @@ def test_what_a_ros_run_cannot_honour_is_refused_by_name():
     controller, sim = demo.scenario_overrides(OrbitalScenario(pose_rate_hz=20.0, seed=3), JOINTS)
     assert ("pose_rate_hz", 20.0) in sim and ("seed", 3) in sim
     assert ("setpoint.panda_joint4", -2.05) in controller and ("compensation", "tau2") in controller
+
+
+def test_a_motion_task_demo_gives_the_node_the_tasks_parameters():
+    from floating_base_control.orbital.tasks import TaskSettings
+    settings = demo.ros_settings(TaskSettings(), OrbitalScenario())
+    overrides = dict(demo.task_overrides("end-effector", settings, JOINTS))
+    assert overrides["task"] == "joint" and overrides["hold_on_activate"] is True     # holds until the target
+    assert overrides["end_effector.frame"] == "panda_link8"
+    assert overrides["end_effector.stiffness.z"] == settings.ee_stiffness[5]
+    assert overrides["end_effector.damping_ratio"] > 0
+    assert "end_effector.frame" not in dict(demo.task_overrides("trajectory", settings, JOINTS))
+    assert demo.task_overrides("setpoint", settings, JOINTS) == []

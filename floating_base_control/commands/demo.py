@@ -33,7 +33,8 @@ def _orbital_parser(families):
                    help="ideal (default: the paper's conditions) or realistic (friction, model error, "
                         "quantized encoders, star tracker; orbital/realistic.py; dispersions drawn from --seed)")
     p.add_argument("--duration", type=float, help="simulated seconds (default: 30 ideal, 60 realistic; 15 with "
-                                                  "--task trajectory or end-effector)")
+                                                  "--task trajectory; with --task end-effector 1.5 s after the "
+                                                  "target is reached, within the physically possible hold)")
     p.add_argument("--compensation", choices=COMPENSATIONS, default="tau2",
                    help="eq. 45 variant with the observer's mu (tau1, tau2), PD only (none), or "
                         "tau_hat_2 with the simulator's true mu (truth); default tau2")
@@ -96,7 +97,8 @@ def run_orbital(args):
     from ..orbital.campaign import INTEGRAL_TIME_S, campaign_scenario
 
     if args.duration is None and args.task != "setpoint":
-        args.duration = 15.0
+        from ..orbital.tasks import TaskSettings, default_duration
+        args.duration = default_duration(args.task, TaskSettings())
     if args.duration is not None and args.duration <= 0:
         raise ValueError(f"--duration must be > 0, got {args.duration}")
     out = Path(args.out)
@@ -163,10 +165,16 @@ def _run_orbital_task(args, scenario, out, progress):
     """``--task trajectory|end-effector``: the motion task in the ROS-free loop (orbital/tasks.py)."""
     from ..orbital import tasks
 
-    if args.ros:
-        raise ValueError("--task with --ros is not implemented yet: run the task ROS-free")
     print(f"orbital scenario, task {args.task}: {args.duration:g} s, compensation {args.compensation} -> {out}/")
-    log, summary = tasks.run_task(scenario, args.task, progress=progress)
+    settings = tasks.TaskSettings()
+    if args.ros:        # the node's joint task uses the stiffness and damping parameters: the task's gains
+        from ..nodes import orbital_demo as demo
+        settings = demo.ros_settings(settings, scenario)
+        scenario = replace(tasks.task_scenario(scenario, args.task, settings), stiffness=settings.stiffness,
+                           damping=settings.damping)
+        log, summary = demo.run(scenario, progress=progress, task=args.task, settings=settings)
+    else:
+        log, summary = tasks.run_task(scenario, args.task, settings, progress=progress)
     write_json(out / "summary.json", summary)
     write_csv(out / "timeseries.csv", log)
     tasks.plot(out, log, summary)

@@ -12,7 +12,25 @@ error and the impedance are expressed in the world-aligned frame at {e} (axes of
 the inertial frame, origin at {e}), where stiffness and damping are given per axis::
 
     e_w = [log(R_e R_r^T); p_e - p_r],   F_w = -K_x clip(e_w) - D_x (V_w - V_r),   V_w = blkdiag(R_e, R_e) V_e
-    tau_c = J*^T blkdiag(R_e, R_e)^T F_w + N^T (-K_n (q - q_n) - D_n qdot)
+    tau_c = J*^T (F_ff + blkdiag(R_e, R_e)^T F_w) + N^T (-K_n (q - q_n) - D_n qdot)
+
+The task-space feedforward ``F_ff`` (operational space formulation, Khatib 1987, with the
+reduced dynamics of eq. 18) makes the end effector follow the reference's acceleration
+``A_r`` despite the drift: with ``Vdot_e = J* qddot + b_e``, where ``b_e = d/dt (Ad_1e^-1 mu +
+J* qdot)`` at ``qddot = 0`` is the drift's acceleration (``mu_dot`` from eq. 18's base row, which
+has no ``qddot``), and ``Lambda_q qddot + c = tau_c`` (``c``: the CC torques eq. 45's compensation
+leaves out)::
+
+    F_ff = Lambda_x (A_e - b_e) + J*#^T c,   Lambda_x = (J* Lambda_q^-1 J*^T)^-1
+
+(``A_e``: the reference acceleration in body axes), so that ``Lambda_x (Vdot_e - A_e) = F_e``:
+the closed loop is the impedance ``Lambda_w edot' + D_x edot + K_x e = 0``.  Holding a pose
+while the system carries momentum needs ``J* qdot = -Ad_1e^-1 mu`` and its derivative: that is
+what ``b_e`` supplies.  Without compensation (``none``) no momentum term is used (``mu = 0`` in
+``b_e``, ``c`` the shape's own CC torques).  The damping ``D_x`` is either per axis or set from a
+damping ratio ``zeta`` by the factorization design (Albu-Schaeffer et al. 2003),
+``D_x = zeta (Lambda_w^1/2 K_x^1/2 + K_x^1/2 Lambda_w^1/2)``, ``Lambda_w`` being ``Lambda_x`` in
+the world axes: critical damping per axis for ``zeta = 1`` whatever the arm's configuration.
 
 The target is approached along a pose reference ``g_r(t)`` (:class:`PoseReference`:
 straight line and constant-axis rotation with a quintic time scaling, bounded
@@ -27,7 +45,8 @@ import numpy as np
 import pinocchio as pin
 
 from .. import validation as check
-from ..lie import SWAP, Ad_inv
+from ..dynamics.rel_fast import locked_inertia_factor
+from ..lie import SWAP, Ad_inv, skew
 from ..validation import InputError
 
 
@@ -39,6 +58,7 @@ class CartesianGains:
     damping: np.ndarray                    #: D_x: N m s/rad, N s/m
     nullspace_stiffness: np.ndarray        #: K_n per joint, N m/rad
     nullspace_damping: np.ndarray          #: D_n per joint, N m s/rad
+    damping_ratio: float = None            #: zeta: D_x from the task inertia (module doc); None: ``damping``
 
     def __post_init__(self):
         self.stiffness = check.vector("Cartesian stiffness", self.stiffness, 6)
@@ -46,6 +66,8 @@ class CartesianGains:
         if (self.stiffness < 0).any() or (self.damping <= 0).any():
             raise InputError("Cartesian stiffness must be >= 0 and damping > 0, got "
                              f"{self.stiffness.tolist()}, {self.damping.tolist()}")
+        if self.damping_ratio is not None and not (np.isfinite(self.damping_ratio) and self.damping_ratio > 0):
+            raise InputError(f"Cartesian damping ratio must be > 0, got {self.damping_ratio}")
         self.nullspace_stiffness = np.asarray(self.nullspace_stiffness, dtype=float)
         self.nullspace_damping = np.asarray(self.nullspace_damping, dtype=float)
         if (self.nullspace_stiffness < 0).any() or (self.nullspace_damping < 0).any():
@@ -63,9 +85,11 @@ class FrameWorkspace:
     """Preallocated Pinocchio data for frame kinematics with the base at the identity."""
 
     def __init__(self, model):
+        self.model = model
         self.pin_model = model.pin_model
         self.data = self.pin_model.createData()
         self.q_pin = pin.neutral(self.pin_model)
+        self.inertia = model.create_data()           # for A_l at the shifted shapes of drift_acceleration
 
 
 def frame_kinematics(ws, fid, q):
@@ -84,6 +108,37 @@ def generalized_jacobian(g_1e, J_e, A_l):
     return J_e - Ad_e1 @ A_l, Ad_e1
 
 
+def body_twist(ws, fid, q, qdot, mu):
+    """``V_e = Ad_1e^-1 mu + J*(q) qdot`` (module doc), ``A_l(q)`` from the workspace's own CRBA."""
+    locked_inertia_factor(ws.model, ws.inertia, q)
+    J_star, Ad_e1 = generalized_jacobian(*frame_kinematics(ws, fid, q), ws.inertia.A[SWAP])
+    return Ad_e1 @ mu + J_star @ qdot
+
+
+def drift_acceleration(ws, fid, q, qdot, mu, mu_dot, h=1e-4):
+    """``b_e = d/dt V_e`` at ``qddot = 0`` (body axes): central differences along ``(qdot, mu_dot)``."""
+    return (body_twist(ws, fid, q + h * qdot, qdot, mu + h * mu_dot)
+            - body_twist(ws, fid, q - h * qdot, qdot, mu - h * mu_dot)) / (2 * h)
+
+
+def locked_acceleration(terms):
+    """``mu_dot`` of eq. 18's base row with ``F1 = 0`` (it has no ``qddot``: ``Lambda`` is block-diagonal)."""
+    return np.linalg.solve(terms.M_b, -terms.base_mu_mu - terms.base_mu_qdot)
+
+
+def body_acceleration(R_e, A_w, V_e):
+    """The body-axes ``Vdot_e`` of a world-aligned acceleration ``A_w = d/dt blkdiag(R_e, R_e) V_e``."""
+    return np.concatenate((R_e.T @ A_w[:3], R_e.T @ A_w[3:] - skew(V_e[:3]) @ V_e[3:]))
+
+
+def displaced(g, D):
+    """``[R_d R, p + p_d]``: pose ``g`` displaced by ``D = [R_d, p_d]`` given in the world axes."""
+    out = np.eye(4)
+    out[:3, :3] = D[:3, :3] @ g[:3, :3]
+    out[:3, 3] = g[:3, 3] + D[:3, 3]
+    return out
+
+
 def pose_error(g, g_target):
     """``[log(R R_t^T); p - p_t]``: rotation vector and position error in the world axes."""
     rotation = pin.log3(g[:3, :3] @ g_target[:3, :3].T)
@@ -92,7 +147,7 @@ def pose_error(g, g_target):
 
 def rotate_twist(R, V):
     """``blkdiag(R, R) V``: a body twist or wrench in the axes of ``R``'s reference frame."""
-    return np.r_[R @ V[:3], R @ V[3:]]
+    return np.concatenate((R @ V[:3], R @ V[3:]))
 
 
 class PoseReference:
@@ -105,15 +160,21 @@ class PoseReference:
         peak = max(np.linalg.norm(self.delta[:3]) / w_max, np.linalg.norm(self.delta[3:]) / v_max)
         self.T = max(15 / 8 * peak, 1e-3)
 
+    @property
+    def end_time(self):
+        return self.t0 + self.T
+
     def sample(self, t):
-        """``(g_r, V_r)``: the reference pose and its world-aligned twist ``[omega; pdot]`` at ``t``."""
+        """``(g_r, V_r, A_r)``: the reference pose, its world-aligned twist ``[omega; pdot]`` and that twist's
+        derivative at ``t``."""
         x = min(max((t - self.t0) / self.T, 0.0), 1.0)
         s = x**3 * (10 - 15 * x + 6 * x**2)
         s_dot = 30 * x**2 * (1 - x)**2 / self.T
+        s_ddot = 60 * x * (1 - x) * (1 - 2 * x) / self.T**2
         g = np.eye(4)
         g[:3, :3] = pin.exp3(s * self.delta[:3]) @ self.g0[:3, :3]
         g[:3, 3] = self.g0[:3, 3] + s * self.delta[3:]
-        return g, s_dot * self.delta
+        return g, s_dot * self.delta, s_ddot * self.delta
 
 
 #: The pose error fed to the stiffness is clipped to these norms (rad, m): a jump of the base pose estimate
@@ -131,13 +192,38 @@ def clipped(error, max_error=MAX_ERROR):
     return out
 
 
-def impedance_torque(J_star, drift, R_e, error, V_r, qdot, Lambda_q, q, q_null, gains):
+def world_inertia(R_e, Lambda_x):
+    """``Lambda_w = blkdiag(R_e, R_e) Lambda_x blkdiag(R_e, R_e)^T``: the task inertia in the world axes."""
+    B = np.zeros((6, 6))
+    B[:3, :3] = B[3:, 3:] = R_e
+    return B @ Lambda_x @ B.T
+
+
+def damping_matrix(gains, Lambda_w):
+    """``D_x``: per axis, or ``zeta (Lambda_w^1/2 K_x^1/2 + K_x^1/2 Lambda_w^1/2)`` (module doc)."""
+    if gains.damping_ratio is None:
+        return np.diag(gains.damping)
+    w, V = np.linalg.eigh(Lambda_w)
+    L_half = (V * np.sqrt(np.maximum(w, 0.0))) @ V.T
+    K_half = np.sqrt(gains.stiffness)
+    return gains.damping_ratio * (L_half * K_half + K_half[:, None] * L_half)
+
+
+def impedance_torque(J_star, drift, R_e, error, V_r, qdot, Lambda_q, q, q_null, gains, acceleration=None,
+                     cc=None):
     """``tau_c`` of the module doc from the generalized Jacobian, the drift twist ``Ad_1e^-1 mu``
-    (body), the world rotation ``R_e`` of {e}, the pose error and the reference twist ``V_r``."""
+    (body), the world rotation ``R_e`` of {e}, the pose error and the reference twist ``V_r``;
+    ``acceleration = A_e - b_e`` and ``cc = c`` give the feedforward ``F_ff`` (``None``: none)."""
     V_w = rotate_twist(R_e, drift + J_star @ qdot)
-    F_e = rotate_twist(R_e.T, -gains.stiffness * clipped(error) - gains.damping * (V_w - V_r))
     Li_JT = np.linalg.solve(Lambda_q, J_star.T)
-    J_sharp_T = np.linalg.solve(J_star @ Li_JT, Li_JT.T)                   # J*#^T
+    Lambda_x = np.linalg.inv(J_star @ Li_JT)
+    J_sharp_T = Lambda_x @ Li_JT.T                                         # J*#^T
+    D = damping_matrix(gains, world_inertia(R_e, Lambda_x))
+    F_e = rotate_twist(R_e.T, -gains.stiffness * clipped(error) - D @ (V_w - V_r))
+    if acceleration is not None:
+        F_e += Lambda_x @ acceleration
+    if cc is not None:
+        F_e += J_sharp_T @ cc
     posture = -gains.nullspace_stiffness * (q - q_null) - gains.nullspace_damping * qdot
     return J_star.T @ F_e + posture - J_star.T @ (J_sharp_T @ posture)
 
@@ -150,12 +236,13 @@ class EndEffectorTask:
 
     name = "end_effector"
 
-    def __init__(self, model, frame, gains, q_null, v_max=0.1, w_max=0.2):
+    def __init__(self, model, frame, gains, q_null, v_max=0.1, w_max=0.2, feedforward=True):
         self.fid = frame_id(model, frame)
         self.frame = frame
         self.gains = gains
         self.q_null = check.vector("q_null", q_null, model.n)
         self.v_max, self.w_max = v_max, w_max
+        self.feedforward = feedforward     #: the task-space feedforward F_ff (module doc)
         self.ws = FrameWorkspace(model)
         self.reference = None              #: :class:`PoseReference` followed (from the first tick with a pose)
         self.pending = None                #: ``(start_time, target)`` not started yet
@@ -179,8 +266,7 @@ class EndEffectorTask:
         if self.pending is not None and t >= self.pending[0]:
             start, (_, target, relative) = self.reference.sample(t)[0], self.pending
             if relative:
-                target = np.block([[target[:3, :3] @ start[:3, :3], (start[:3, 3] + target[:3, 3])[:, None]],
-                                   [np.array([[0.0, 0.0, 0.0, 1.0]])]])
+                target = displaced(start, target)
             self.reference = PoseReference(t, start, target, self.v_max, self.w_max)
             self.pending = None
         return self.reference.sample(t)
@@ -191,7 +277,24 @@ class EndEffectorTask:
         g_1e, J_e = frame_kinematics(self.ws, self.fid, q)
         J_star, Ad_e1 = generalized_jacobian(g_1e, J_e, terms.A_l)
         g_e = g_hat @ g_1e
-        g_r, V_r = self._reference_at(t, g_e)
+        g_r, V_r, A_r = self._reference_at(t, g_e)
         self.error = pose_error(g_e, g_r)
-        return impedance_torque(J_star, Ad_e1 @ mu, g_e[:3, :3], self.error, V_r, qdot, terms.Lambda_q, q,
-                                self.q_null, self.gains)
+        drift = Ad_e1 @ mu
+        acceleration = cc = None
+        if self.feedforward:
+            acceleration, cc = self._feedforward(q, qdot, terms, mu, compensation, g_e[:3, :3],
+                                                 drift + J_star @ qdot, A_r)
+        return impedance_torque(J_star, drift, g_e[:3, :3], self.error, V_r, qdot, terms.Lambda_q, q,
+                                self.q_null, self.gains, acceleration, cc)
+
+    def _feedforward(self, q, qdot, terms, mu, compensation, R_e, V_e, A_r):
+        """``(A_e - b_e, c)`` of the module doc, with the momentum terms unless ``compensation`` is ``none``."""
+        cc = terms.shape_qdot_qdot.copy()
+        if compensation == "none":
+            mu, mu_dot = np.zeros(6), np.zeros(6)
+        else:
+            mu_dot = locked_acceleration(terms)
+            if compensation in ("tau2", "truth"):          # tau_hat_1 contains B~(mu) qdot already
+                cc += terms.shape_mu_qdot
+        b_e = drift_acceleration(self.ws, self.fid, q, qdot, mu, mu_dot)
+        return body_acceleration(R_e, A_r, V_e) - b_e, cc

@@ -80,13 +80,15 @@ class MotionCommands:
         self.cartesian_gains = CartesianGains([p(f"end_effector.stiffness.{a}") for a in CARTESIAN_AXES],
                                               [p(f"end_effector.damping.{a}") for a in CARTESIAN_AXES],
                                               np.full(self.model.n, p("end_effector.nullspace_stiffness")),
-                                              np.full(self.model.n, p("end_effector.nullspace_damping")))
+                                              np.full(self.model.n, p("end_effector.nullspace_damping")),
+                                              p("end_effector.damping_ratio") or None)
         if self.joint_task is not None:
             self.joint_task.gains = self.shape_gains
             self.joint_task.reference.acceleration_limits = self._acceleration_limits()
         if self.ee_task is not None:
             self.ee_task.gains = self.cartesian_gains
             self.ee_task.v_max, self.ee_task.w_max = p("end_effector.max_speed"), p("end_effector.max_angular_speed")
+            self.ee_task.feedforward = p("end_effector.feedforward")
 
     def _acceleration_limits(self):
         return np.full(self.model.n, self.node._p("trajectory.max_acceleration"))
@@ -124,7 +126,7 @@ class MotionCommands:
             return self.joint_task
         p = self.node._p
         self.ee_task = EndEffectorTask(self.model, self.frame, self.cartesian_gains, q, p("end_effector.max_speed"),
-                                       p("end_effector.max_angular_speed"))
+                                       p("end_effector.max_angular_speed"), p("end_effector.feedforward"))
         return self.ee_task
 
     # -- commands -----------------------------------------------------------------------

@@ -8,27 +8,37 @@ which may be a robot's).  A recorder node in this process listens to the
 simulator's ground truth and to what the controller publishes, and the report
 is the same as the ROS-free runner's (``sim/orbital.py``), computed by the same
 functions.
+
+With a motion task (:func:`run` with ``task``, docs/MOTION.md) the demo is also the client: it
+publishes the joint trajectory on ``~/joint_trajectory``, or switches the controller's ``task``
+parameter to ``end_effector`` and publishes the target on ``~/target_pose``, at the times of the
+ROS-free demo (``orbital/tasks.py``), and judges the result on the simulator's ground truth.
 """
 import os
 import signal
+from dataclasses import replace
 import subprocess
 import time
 
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import TwistStamped, WrenchStamped
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..estimation.observer import ObserverGains
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf, share_file
 from ..orbital.scenario import Log, OrbitalScenario, evaluation_row, integral_gains, summarize
-from .messages import g_from_pose_msg, stamp_to_seconds, twist_from_msg
+from .messages import fill_pose_msg, g_from_pose_msg, seconds_to_stamp, stamp_to_seconds, twist_from_msg
+from .params import CARTESIAN_AXES
 from .runtime import local_env, node_command
 
 DEFAULT_DOMAIN = 61
@@ -71,8 +81,9 @@ class Recorder(Node):
     def elapsed(self):
         return 0.0 if self.first is None else self.last - self.first
 
-    def log(self, model, scenario):
-        """The report's rows (``orbital.scenario.evaluation_row``) of every sample."""
+    def log(self, model, scenario, evaluate=None):
+        """The report's rows (``orbital.scenario.evaluation_row``) of every sample, and ``evaluate(t, g1, q)``'s
+        columns (times from the first sample)."""
         L = ObserverGains(scenario.observer.k, scenario.observer.l_rot, scenario.observer.l_trans).L
         q_d, stiffness, n = np.array(scenario.q_d), np.array(scenario.stiffness), model.n
         log, t0 = Log(), stamp_to_seconds(self.samples[0][0].header.stamp)
@@ -82,11 +93,89 @@ class Recorder(Node):
             g_hat = g_from_pose_msg(lat["estimate"].pose.pose) if "estimate" in lat else None
             mu_hat = twist_from_msg(lat["mu_hat"].twist) if "mu_hat" in lat else np.zeros(6)
             comp = np.array(lat["compensation"].data) if "compensation" in lat else np.zeros(2 * n)
-            log.append(evaluation_row(model, L, q_d, stiffness, stamp_to_seconds(joints.header.stamp) - t0,
-                                      g_from_pose_msg(lat["truth"].pose.pose), np.array(joints.position),
-                                      np.array(joints.velocity), twist_from_msg(lat["mu"].twist), g_hat, mu_hat,
-                                      np.array(joints.effort), comp[:n], comp[n:], momentum, False))
+            t, g1, q = (stamp_to_seconds(joints.header.stamp) - t0, g_from_pose_msg(lat["truth"].pose.pose),
+                        np.array(joints.position))
+            row = evaluation_row(model, L, q_d, stiffness, t, g1, q, np.array(joints.velocity),
+                                 twist_from_msg(lat["mu"].twist), g_hat, mu_hat, np.array(joints.effort), comp[:n],
+                                 comp[n:], momentum, False)
+            if evaluate is not None:
+                row.update(evaluate(t, g1, q))
+            log.append(row)
         return log.arrays()
+
+    def truth(self):
+        """``(t, g1, q)``: the latest ground truth (``t`` from the first sample, as in :meth:`log`)."""
+        joints, latest = self.samples[-1]
+        return (stamp_to_seconds(joints.header.stamp) - stamp_to_seconds(self.samples[0][0].header.stamp),
+                g_from_pose_msg(latest["truth"].pose.pose), np.array(joints.position))
+
+
+class TaskClient:
+    """The client of a motion task's demo: sends the ROS-free demo's commands (``orbital/tasks.py``) to the
+    controller at the same times of the run, and evaluates the ground truth against them."""
+
+    def __init__(self, recorder, task, settings, model, scenario):
+        from ..control.end_effector import FrameWorkspace, frame_id
+        from ..control.trajectory import TrajectoryReference
+        self.recorder, self.task, self.settings, self.model = recorder, task, settings, model
+        self.q0, self.q_d = np.array(scenario.q0, dtype=float), np.array(scenario.q_d, dtype=float)
+        node = "/floating_base_controller"
+        self.trajectory_pub = recorder.create_publisher(JointTrajectory, f"{node}/joint_trajectory", 10)
+        self.target_pub = recorder.create_publisher(PoseStamped, f"{node}/target_pose", 10)
+        self.parameters = AsyncParameterClient(recorder, node)
+        self.reference = TrajectoryReference(self.q0, model.position_limits, model.velocity_limits,
+                                             np.full(model.n, settings.acceleration_limit))
+        self.ws, self.fid = FrameWorkspace(model), frame_id(model, settings.ee_frame)
+        self.target = self.switched = None
+        self.done = False
+
+    def step(self):
+        """Send what is due at the recorder's current time."""
+        if self.done or not self.recorder.samples:
+            return
+        t, g1, q = self.recorder.truth()
+        s = self.settings
+        if self.task == "trajectory" and t >= s.trajectory_start_s:
+            self._send_trajectory(t)
+        elif self.task == "end-effector" and self.switched is None and t >= s.ee_start_s:
+            self.switched = self.parameters.set_parameters([Parameter("task", value="end_effector")])
+        elif self.switched is not None and self.switched.done():
+            self._send_target(g1, q)
+
+    def _send_trajectory(self, t):
+        from ..orbital.tasks import waypoints
+        points = waypoints(self.settings, self.q0, self.q_d)
+        msg = JointTrajectory(joint_names=list(self.model.joint_names))
+        lead = 0.1                          # stamped a little ahead: the start is then the stamp, known here
+        msg.header.stamp = seconds_to_stamp(self.recorder.get_clock().now().nanoseconds * 1e-9 + lead)
+        for w in points:
+            point = JointTrajectoryPoint(positions=w.positions.tolist(), velocities=w.velocities.tolist(),
+                                         accelerations=w.accelerations.tolist())
+            point.time_from_start.sec = int(w.time_from_start)
+            point.time_from_start.nanosec = int(round((w.time_from_start % 1) * 1e9))
+            msg.points.append(point)
+        self.trajectory_pub.publish(msg)
+        self.reference.command(t + lead, points)
+        self.done = True
+
+    def _send_target(self, g1, q):
+        from ..control.end_effector import displaced
+        from ..orbital.tasks import ee_displacement, ee_pose
+        self.target = displaced(ee_pose(self.ws, self.fid, g1, q), ee_displacement(self.settings))
+        msg = PoseStamped()
+        msg.header.frame_id = "world"
+        fill_pose_msg(msg.pose, self.target)
+        self.target_pub.publish(msg)
+        self.sent_at = self.recorder.truth()[0]
+        self.done = True
+
+    def evaluate(self, t, g1, q):
+        """The ROS-free demo's task columns (``orbital.tasks.build``) from the ground truth."""
+        from ..orbital.tasks import ee_errors
+        if self.task == "trajectory":
+            return {"dq_norm_deg": np.rad2deg(np.linalg.norm(q - self.reference.sample(t).q))}
+        return ee_errors(self.ws, self.fid, g1, q, self.target if self.target is not None and t >= self.sent_at
+                         else None)
 
 
 def scenario_overrides(scenario, joint_names):
@@ -134,14 +223,44 @@ def _wait_for(executor, ready, procs, what, timeout=60.0):
             raise RuntimeError(f"{what} did not come up within {timeout:g} s")
 
 
+def ros_settings(settings, scenario):
+    """The motion tasks' settings for a run over DDS: the scenario's joint gains (those of the set-point demo
+    over DDS) and the Cartesian gains of ``test/test_ros_motion.py``.  The node's loop on a shared machine
+    runs with stalls, where the ROS-free demo's stiff gains (wrist joints and rotation at 50-100 rad/s
+    natural frequency) are unstable."""
+    return replace(settings, stiffness=scenario.stiffness, damping=scenario.damping,
+                   ee_stiffness=(5.0, 5.0, 5.0, 300.0, 300.0, 300.0), ee_damping=(0.05, 0.05, 0.05, 5.0, 5.0, 5.0),
+                   ee_damping_ratio=0.7, nullspace_stiffness=(1.0,) * 7, nullspace_damping=(0.02,) * 7)
+
+
+def task_overrides(task, settings, joint_names):
+    """The controller's parameters for a motion task's demo (``orbital/tasks.py``'s gains; the node's null-space
+    gains are one value for every joint: the smallest of the demo's).  It starts with ``task: joint``
+    holding its shape, as the ROS-free demo does before its commands."""
+    if task == "setpoint":
+        return []
+    out = [("task", "joint"), ("hold_on_activate", True), ("trajectory.max_acceleration", settings.acceleration_limit)]
+    if task == "end-effector":
+        out += [("end_effector.frame", settings.ee_frame), ("end_effector.max_speed", settings.ee_speed),
+                ("end_effector.max_angular_speed", settings.ee_angular_speed),
+                ("end_effector.nullspace_stiffness", min(settings.nullspace_stiffness)),
+                ("end_effector.nullspace_damping", min(settings.nullspace_damping)),
+                ("end_effector.damping_ratio", settings.ee_damping_ratio or 0.0),
+                ("end_effector.feedforward", settings.ee_feedforward)]
+        for axis, k, d in zip(CARTESIAN_AXES, settings.ee_stiffness, settings.ee_damping):
+            out += [(f"end_effector.stiffness.{axis}", k), (f"end_effector.damping.{axis}", d)]
+    return out
+
+
 def run(scenario=None, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
-        progress=None, record=True):
+        progress=None, record=True, task="setpoint", settings=None):
     """Run ``scenario`` (default: :class:`OrbitalScenario()`) over ROS 2; returns ``(log, summary)`` like
     ``orbital.scenario.run`` (``(None, None)`` with ``record=False``: then this process only watches the
     clock, for benchmarks).  ``controller_overrides`` come last (e.g. a timing log).
 
     The processes get ``FASTDDS_BUILTIN_TRANSPORTS=SHM`` and ``ROS_DOMAIN_ID = domain_id`` (default:
-    ``FBC_ROS_DOMAIN``, else 61); this process uses the same.
+    ``FBC_ROS_DOMAIN``, else 61); this process uses the same.  ``task`` (``trajectory`` or ``end-effector``,
+    with ``orbital.tasks.TaskSettings``): this process is also the client sending the task's commands.
     """
     scenario = scenario or OrbitalScenario()
     duration_s = scenario.duration_s
@@ -150,11 +269,13 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
     params_file = params_file or share_file("config/orbital_robot.yaml")
     model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
     controller_params, sim_params = scenario_overrides(scenario, model.joint_names)
+    controller_params += task_overrides(task, settings, model.joint_names)
     env = local_env(domain_id)
     rclpy.init()
     recorder = Recorder(record)
     executor = SingleThreadedExecutor()
     executor.add_node(recorder)
+    client = None if task == "setpoint" else TaskClient(recorder, task, settings, model, scenario)
     # the robot first, paused until the first command, so that the recorder has found its ground truth
     # before the physics starts (else the report may begin late); then the controller
     procs = [subprocess.Popen(node_command("orbital_sim", params_file, sim_params), env=env)]
@@ -169,6 +290,8 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
         _wait_for(executor, lambda: recorder.controller_up, procs, "floating_base_controller")
         while recorder.elapsed < duration_s:
             executor.spin_once(timeout_sec=0.1)
+            if client is not None:
+                client.step()
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                 status = "stopped early: " + ("timeout" if time.monotonic() > deadline else
                                               f"a node exited ({[p.poll() for p in procs]})")
@@ -192,7 +315,10 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
         return None, None
     if not recorder.samples:
         raise RuntimeError(f"the demo recorded nothing ({status}): are the nodes starting?")
-    log = recorder.log(model, scenario)
+    log = recorder.log(model, scenario, None if client is None else client.evaluate)
     summary = summarize(scenario, log, log["momentum"][0], status)
+    if client is not None:
+        from ..orbital.tasks import task_summary
+        summary.update(task_summary(task, log), task_settings=settings.to_dict())
     summary["transport"] = f"ROS 2 topics, Fast DDS shared memory, domain {domain_id}"
     return log, summary

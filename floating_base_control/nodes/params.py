@@ -185,6 +185,10 @@ def motion_params():
                   "(rad/s)", (0.001, 5.0)),
         ParamSpec("end_effector.nullspace_stiffness", 5.0, "posture stiffness in the null space, every joint "
                   "(N m/rad)", (0.0, 1000.0)),
+        ParamSpec("end_effector.feedforward", False, "task-space feedforward of the reference's and the drift's "
+                  "acceleration (docs/MOTION.md); needs a loop that keeps its rate"),
+        ParamSpec("end_effector.damping_ratio", 0.0, "Cartesian damping from this damping ratio and the task "
+                  "inertia (factorization design, docs/MOTION.md); 0: the damping.<axis> parameters", (0.0, 10.0)),
         ParamSpec("end_effector.nullspace_damping", 0.2, "posture damping in the null space, every joint "
                   "(N m s/rad)", (0.0, 100.0)),
     ]

@@ -14,19 +14,26 @@ the tracking errors measured on the simulator's ground truth:
   :class:`~floating_base_control.control.end_effector.EndEffectorTask`, handed over in
   ``ee_blend_s``.  With the scenario's momentum the whole robot tumbles at ~10 deg/s:
   an end effector held still in the inertial frame needs the joints to keep moving, so
-  a hold lasts only seconds before the arm runs into a singularity or a limit.
+  a hold lasts only seconds before the arm runs into a singularity or a limit
+  (``analysis/hold.py``).  The run therefore ends ``ee_hold_s`` after the reference has
+  reached the target, and the summary reports how long the physics allows the hold
+  (``ee_hold_possible_s``, from the simulator's state when the reference arrives).
 """
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 
-from ..control.end_effector import CartesianGains, EndEffectorTask, FrameWorkspace, frame_id, frame_kinematics
+from ..analysis.hold import com_speed, hold_motion
+from ..control.end_effector import (CartesianGains, EndEffectorTask, FrameWorkspace, PoseReference, frame_id,
+                                    frame_kinematics)
 from ..control.motion import Handover
 from ..control.shape import ShapeGains
 from ..control.trajectory import TrajectoryReference, Waypoint
 from ..control.tracking import JointTask
+from ..estimation.observer import ObserverGains
+from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from . import scenario as orbital
 
@@ -51,8 +58,14 @@ class TaskSettings:
     ee_offset_m: tuple = (0.0, 0.3, 0.0)                 #: world frame
     ee_rotation_deg: float = 30.0
     ee_rotation_axis: tuple = (0.0, 0.0, 1.0)            #: world frame
-    ee_stiffness: tuple = (50.0, 50.0, 50.0, 2000.0, 2000.0, 2000.0)
-    ee_damping: tuple = (2.0, 2.0, 2.0, 150.0, 150.0, 150.0)
+    ee_stiffness: tuple = (300.0, 300.0, 300.0, 4000.0, 4000.0, 4000.0)
+    ee_damping: tuple = (2.0, 2.0, 2.0, 150.0, 150.0, 150.0)   #: used only without ``ee_damping_ratio``
+    ee_damping_ratio: float = 0.7                        #: D_x from the task inertia (control/end_effector.py)
+    ee_feedforward: bool = True                          #: the task-space feedforward F_ff
+    ee_hold_s: float = 1.5                               #: the run ends this long after the reference arrives
+    ee_hold_horizon_s: float = 10.0                      #: longest physically possible hold looked for (0: none)
+    #: observer gains (k, l_rot, l_trans) of the end-effector run: 2 rad/s attitude bandwidth, damping ratio 0.7
+    ee_observer: tuple = (3.0, 300.0, 300.0)
     nullspace_stiffness: tuple = (20.0, 20.0, 20.0, 20.0, 5.0, 5.0, 2.0)
     nullspace_damping: tuple = (5.0, 5.0, 2.0, 2.0, 0.5, 0.5, 0.2)
 
@@ -82,6 +95,35 @@ def ee_displacement(settings):
     return D
 
 
+def ee_reach_s(settings):
+    """Duration of the end effector's reference from its start to the target."""
+    return PoseReference(0.0, np.eye(4), ee_displacement(settings), settings.ee_speed, settings.ee_angular_speed).T
+
+
+def ee_pose(ws, fid, g1, q):
+    """World pose of the end-effector frame ``fid`` with the base at ``g1`` and the shape ``q``."""
+    return g1 @ frame_kinematics(ws, fid, q)[0]
+
+
+def ee_errors(ws, fid, g1, q, target):
+    """The end-effector columns of the log: its world position and its errors to ``target`` (NaN without one)."""
+    g_e = ee_pose(ws, fid, g1, q)
+    row = {"dq_norm_deg": np.nan, "ee_position": g_e[:3, 3].copy(), "ee_position_error_m": np.nan,
+           "ee_orientation_error_deg": np.nan}
+    if target is not None:
+        row["ee_position_error_m"] = np.linalg.norm(g_e[:3, 3] - target[:3, 3])
+        row["ee_orientation_error_deg"] = np.rad2deg(np.linalg.norm(pin.log3(g_e[:3, :3] @ target[:3, :3].T)))
+    return row
+
+
+def default_duration(task, settings):
+    """Simulated seconds of a task's demo: 15 s, and for the end effector ``ee_hold_s`` after the reference
+    reaches the target (the final second is then measured while the physics allows the hold)."""
+    if task == "end-effector":
+        return settings.ee_start_s + ee_reach_s(settings) + settings.ee_hold_s
+    return 15.0
+
+
 def joint_hold(model, q0, settings):
     """The joint task holding ``q0`` (what the arm does before the end-effector target arrives)."""
     reference = TrajectoryReference(q0, model.position_limits, model.velocity_limits,
@@ -102,28 +144,37 @@ def build(task, scenario, model, settings):
         return motion, evaluate
     if task == "end-effector":
         gains = CartesianGains(settings.ee_stiffness, settings.ee_damping, settings.nullspace_stiffness,
-                               settings.nullspace_damping)
-        ee = EndEffectorTask(model, settings.ee_frame, gains, q0, settings.ee_speed, settings.ee_angular_speed)
+                               settings.nullspace_damping, settings.ee_damping_ratio)
+        ee = EndEffectorTask(model, settings.ee_frame, gains, q0, settings.ee_speed, settings.ee_angular_speed,
+                             settings.ee_feedforward)
         ee.command(ee_displacement(settings), settings.ee_start_s, relative=True)
         motion = Handover(joint_hold(model, q0, settings), ee, settings.ee_start_s, settings.ee_blend_s)
         ws, fid = FrameWorkspace(model), frame_id(model, settings.ee_frame)
 
         def evaluate(t, g1, q):
-            g_e = g1 @ frame_kinematics(ws, fid, q)[0]
-            row = {"dq_norm_deg": np.nan, "ee_position": g_e[:3, 3].copy(),
-                   "ee_position_error_m": np.nan, "ee_orientation_error_deg": np.nan}
-            if ee.target is not None:
-                row["ee_position_error_m"] = np.linalg.norm(g_e[:3, 3] - ee.target[:3, 3])
-                row["ee_orientation_error_deg"] = np.rad2deg(np.linalg.norm(pin.log3(g_e[:3, :3] @
-                                                                                     ee.target[:3, :3].T)))
+            row = ee_errors(ws, fid, g1, q, ee.target)
+            seen = ee.target is not None   # what the controller sees (its pose estimate) to its reference
+            row["ee_estimated_position_error_m"] = np.linalg.norm(ee.error[3:]) if seen else np.nan
+            row["ee_estimated_orientation_error_deg"] = np.rad2deg(np.linalg.norm(ee.error[:3])) if seen else np.nan
             return row
         return motion, evaluate
     raise ValueError(f"task must be one of {TASKS}, got {task!r}")
 
 
+def task_scenario(scenario, task, settings):
+    """``scenario`` with the task's observer: the end effector's accuracy is the observer's attitude estimate
+    seen through the arm's lever, and a hold keeps the joints moving at ~1 rad/s, where the default observer
+    (1 rad/s attitude bandwidth) lags by 2-3 mrad (docs/MOTION.md); other tasks keep the scenario's."""
+    if task != "end-effector":
+        return scenario
+    return replace(scenario, observer=ObserverGains(*settings.ee_observer))
+
+
 def run_task(scenario, task, settings=None, progress=None):
-    """Run ``scenario`` with ``task`` (one of :data:`TASKS`); returns ``(log, summary)``."""
+    """Run ``scenario`` with ``task`` (one of :data:`TASKS`, with :func:`task_scenario`'s observer); returns
+    ``(log, summary)``."""
     settings = settings or TaskSettings()
+    scenario = task_scenario(scenario, task, settings)
     if task == "setpoint":
         log, summary = orbital.run(scenario, progress)
         summary.update(task=task, tracking_rms_joint_error_deg=float(np.sqrt(np.mean(log["dq_norm_deg"] ** 2))))
@@ -132,7 +183,27 @@ def run_task(scenario, task, settings=None, progress=None):
     motion, evaluate = build(task, scenario, model, settings)
     log, summary = orbital.run(scenario, progress, motion=motion, evaluate=evaluate)
     summary.update(task_summary(task, log), task_settings=settings.to_dict())
+    if task == "end-effector":
+        summary.update(hold_summary(scenario, motion.second, log, settings))
     return log, summary
+
+
+def hold_summary(scenario, ee, log, settings):
+    """How long the physics allows the target to be held (``analysis/hold.py``), from the simulator's shape
+    and momentum when the reference reaches the target, on the plant's model; and whether the run's final
+    second lies within that hold."""
+    arrival = ee.reference.end_time if ee.target is not None else None
+    out = {"ee_reference_arrival_s": arrival, "ee_hold_possible_s": None, "ee_hold_limit": None,
+           "ee_final_window_within_hold": None}
+    if arrival is None or arrival > log["t"][-1] or settings.ee_hold_horizon_s <= 0:
+        return out
+    i = int(np.searchsorted(log["t"], arrival))
+    plant_model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
+    h = log["momentum"][i]
+    hold = hold_motion(plant_model, settings.ee_frame, log["q"][i], ee.target, h, settings.ee_hold_horizon_s)
+    return {"ee_reference_arrival_s": float(arrival), "ee_hold_possible_s": float(hold.duration_s),
+            "ee_hold_limit": hold.reason, "ee_com_speed_m_s": com_speed(plant_model, h),
+            "ee_final_window_within_hold": bool(log["t"][-1] <= arrival + hold.duration_s)}
 
 
 def task_summary(task, log):
@@ -144,7 +215,10 @@ def task_summary(task, log):
     t, position, orientation = log["t"], log["ee_position_error_m"], log["ee_orientation_error_deg"]
     last = t >= t[-1] - 1.0
     within = (position < 1e-3) & (orientation < 0.1)          # NaN (no target yet) compares False
-    return {"task": task, "tracking_rms_joint_error_deg": None, "final_joint_error_deg": None,
+    estimated = {f"final_{k}": float(log[k][last].mean()) for k in
+                 ("ee_estimated_position_error_m", "ee_estimated_orientation_error_deg") if k in log}
+    return {**estimated, "final_observer_attitude_error_deg": float(np.rad2deg(np.nanmean(log["eps_rot_norm"][last]))),
+            "task": task, "tracking_rms_joint_error_deg": None, "final_joint_error_deg": None,
             "final_ee_position_error_m": float(position[last].mean()),
             "final_ee_orientation_error_deg": float(orientation[last].mean()),
             "min_ee_position_error_m": float(np.nanmin(position)),
@@ -160,10 +234,18 @@ def plot(out_dir, log, summary):
     title = f"task {summary['task']}, compensation {summary['compensation']}"
     if summary["task"] == "end-effector":
         fig, (a, b, c) = plt.subplots(3, 1, figsize=(8, 10))
-        a.semilogy(t, log["ee_position_error_m"] * 1e3, label="position error [mm]")
-        a.semilogy(t, log["ee_orientation_error_deg"], label="orientation error [deg]")
+        a.semilogy(t, log["ee_position_error_m"] * 1e3, "C0", label="position error [mm]")
+        a.semilogy(t, log["ee_orientation_error_deg"], "C1", label="orientation error [deg]")
+        if "ee_estimated_position_error_m" in log:
+            a.semilogy(t, log["ee_estimated_position_error_m"] * 1e3, "C0--", lw=0.8, label="controller's own [mm]")
+            a.semilogy(t, log["ee_estimated_orientation_error_deg"], "C1--", lw=0.8, label="controller's own [deg]")
         a.axhline(1.0, color="gray", ls=":")
         a.axhline(0.1, color="gray", ls="--")
+        a.set_ylim(bottom=1e-3)
+        if summary.get("ee_hold_possible_s") is not None:
+            arrival = summary["ee_reference_arrival_s"]
+            a.axvspan(arrival, arrival + summary["ee_hold_possible_s"], color="C2", alpha=0.15,
+                      label=f"physically possible hold ({summary['ee_hold_possible_s']:.2f} s)")
         a.set_ylabel("end-effector error (ground truth)")
         a.set_xlabel("time [s]")
         a.legend()
