@@ -1,7 +1,7 @@
 """Speed of the hopping controller (seed 003) and of its simulation, revolute hopper.
 
 * ``HopperController.step`` (what a ROS node calls once per tick), controllers II and III,
-  and Pinocchio's ``crba`` in the same run for scale;
+  and Pinocchio's ``crba`` in the same run for scale (``ratio_to_crba``);
 * one simulated step of the reproduction loop (sensors, controller, MuJoCo step, energy
   bookkeeping), and the real-time factor of the 0.1 ms loop.
 """
@@ -44,13 +44,17 @@ def run():
     t0 = time.perf_counter()
     hopper_experiments.run(exp, 1.0)
     loop = time.perf_counter() - t0
+    crba_us = timings["pinocchio_crba"]
     return {"median_us": {k: round(v, 2) for k, v in timings.items()},
-            "simulation_step_us": round(loop / 1e4 * 1e6, 1), "real_time_factor": round(1.0 / loop, 3)}
+            "simulation_step_us": round(loop / 1e4 * 1e6, 1), "real_time_factor": round(1.0 / loop, 3),
+            "ratio_to_crba": {k: round(v / crba_us, 1) for k, v in timings.items() if k != "pinocchio_crba"},
+            "simulation_step_ratio_to_crba": round(loop / 1e4 * 1e6 / crba_us, 1)}
 
 
 def report(result):
     for k, v in result["median_us"].items():
-        print(f"  {k:44s}{v:12.1f} us")
+        ratio = result["ratio_to_crba"].get(k)
+        print(f"  {k:44s}{v:12.1f} us" + (f"  ({ratio:.1f}x crba)" if ratio else ""))
     print(f"  simulated step (sensors + controller + MuJoCo + bookkeeping) {result['simulation_step_us']} us, "
           f"real-time factor {result['real_time_factor']}")
 

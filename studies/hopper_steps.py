@@ -1,7 +1,7 @@
 """Step convergence of the hopping experiments (seed 003; docs/HOPPER.md, "Step convergence").
 
 Runs every experiment of the thesis (prismatic I-III, revolute I-VI) for its full duration at
-two MuJoCo steps (default: the experiments' ``TIMESTEP`` and a 4x smaller one) under each
+two MuJoCo steps (default: each experiment's own step and a 4x smaller one) under each
 contact rule, and prints the table of docs/HOPPER.md: the verdict (falls or not, when), the
 hop count, and the Exp VI energy figures.  Two runs at a time (``--jobs``); JSON in
 out/studies/hopper_steps.json.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from floating_base_control.results import write_json
 from floating_base_control.hopper.controller import CONTACT_RULES
-from floating_base_control.hopper.experiments import EXPERIMENTS, TIMESTEP, experiment, run
+from floating_base_control.hopper.experiments import EXPERIMENTS, experiment, run
 from floating_base_control.hopper.report import summarize
 
 KEYS = ("fell", "fell_at_s", "hops", "mean_forward_speed", "max_flight_rotation_deg",
@@ -34,6 +34,7 @@ KEYS = ("fell", "fell_at_s", "hops", "mean_forward_speed", "max_flight_rotation_
 def one(case):
     robot, name, rule, step, changes = case
     exp = experiment(robot, name, contact_rule=rule)
+    step = step * exp.timestep if step < 0 else step        # -f: f times the experiment's step
     exp = replace(exp, gains=replace(exp.gains, **changes))
     t0 = time.perf_counter()
     s = summarize(exp, *run(exp, timestep=step, log_every=max(1, round(1e-3 / step))))
@@ -63,7 +64,8 @@ def table(rows):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=float, nargs="+", default=[TIMESTEP, TIMESTEP / 4])
+    p.add_argument("--steps", type=float, nargs="+", default=[-1.0, -0.25],
+                   help="steps, s; a negative -f is f times each experiment's step (default: 1 and 1/4)")
     p.add_argument("--rules", nargs="+", default=list(CONTACT_RULES), choices=CONTACT_RULES)
     p.add_argument("--only", nargs="+", help="robot-Exp, e.g. revolute-VI, run in this order")
     p.add_argument("--set", nargs="+", default=[], metavar="GAIN=VALUE")

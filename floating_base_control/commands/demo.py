@@ -206,8 +206,9 @@ def _hopper_parser(families):
     p.add_argument("--base", choices=("planar", "free"), default="planar",
                    help="MuJoCo base joint: planar (default) or free (3D, plane kept by symmetry)")
     p.add_argument("--gravity", type=float, help="g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)")
-    p.add_argument("--timestep", type=float, default=TIMESTEP,
-                   help=f"MuJoCo step, s (default {TIMESTEP:g}: step-converged, docs/HOPPER.md)")
+    p.add_argument("--timestep", type=float, default=None,
+                   help=f"MuJoCo step, s (default: the experiment's, {TIMESTEP:g} but for revolute III: "
+                        "step-converged, docs/HOPPER.md)")
     p.add_argument("--out", help="output directory (default out/demo/hopper/<robot>-<exp>-<variant>)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     p.set_defaults(func=_run_hopper)
@@ -223,7 +224,7 @@ def _run_hopper(args):
     out = Path(args.out or f"out/demo/hopper/{exp.robot}-{exp.name}-{exp.gains.variant}")
     out.mkdir(parents=True, exist_ok=True)
     print(f"{exp.robot} hopper, Exp {exp.name} ({exp.description}), controller {exp.gains.variant}, "
-          f"{args.floor} floor, {args.base} base, contact rule {exp.gains.contact_rule}, step {args.timestep:g} s")
+          f"{args.floor} floor, {args.base} base, contact rule {exp.gains.contact_rule}, step {args.timestep or exp.timestep:g} s")
     log, flows, meta = run(exp, args.duration, floor=args.floor, base=args.base, timestep=args.timestep,
                            floor_K=args.floor_K, floor_D=args.floor_D)
     summary = summarize(exp, log, flows, meta)

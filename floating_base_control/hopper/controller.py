@@ -34,10 +34,9 @@ import numpy as np
 import pinocchio as pin
 
 from .. import validation as check
-from ..control.limits import saturate
 from ..dynamics.centroidal import com_from_locked_inertia
+from ..dynamics.rel_fast import locked_inertia_factor
 from ..kinematics import inertia_blocks
-from ..lie import skew
 from ..validation import InputError, ModelError
 
 #: World axes of the sagittal plane: forward, up, and the normal about which the
@@ -144,6 +143,7 @@ class HopperCommand:
 
 #: The plane normal in the base frame: the URDFs put the sagittal plane in the base x-z plane.
 BASE_PLANE_NORMAL = np.array([0.0, -1.0, 0.0])
+_NORMAL = tuple(BASE_PLANE_NORMAL.tolist())      # as floats, for the step's 3-tuples
 
 
 class ContactDetector:
@@ -183,29 +183,72 @@ class ContactDetector:
         return self.stance
 
 
+# -- the step's small vectors as Python floats: on a one-joint hopper a numpy call costs more than
+# the arithmetic, so the step reads Pinocchio's results once.  A matrix with one column per joint
+# (a Jacobian, the connection A) is a list of its columns: ``J x`` is ``_combine``, ``J^T y`` is
+# ``_project``. ------------------------------------------------------------------------------------
+
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _rotate(R, v):
+    """``R v`` for ``R`` given by its rows."""
+    return _dot(R[0], v), _dot(R[1], v), _dot(R[2], v)
+
+
+def _rotate_back(R, v):
+    """``R^T v`` for ``R`` given by its rows."""
+    return (R[0][0] * v[0] + R[1][0] * v[1] + R[2][0] * v[2],
+            R[0][1] * v[0] + R[1][1] * v[1] + R[2][1] * v[2],
+            R[0][2] * v[0] + R[1][2] * v[1] + R[2][2] * v[2])
+
+
+def _combine(columns, x):
+    """``J x`` (a 3-tuple) of the 3-vector columns of ``J``."""
+    a = b = c = 0.0
+    for col, xj in zip(columns, x):
+        a, b, c = a + col[0] * xj, b + col[1] * xj, c + col[2] * xj
+    return a, b, c
+
+
+def _project(columns, y):
+    """``J^T y`` (a list) of the 3-vector columns of ``J``."""
+    return [_dot(col, y) for col in columns]
+
+
 # -- geometry of the CoM-foot line (seed 003, eqs. 4.20-4.24) ---------------------------------
 
-def com_jacobian(M_bq, mass):
-    """``d o_bc / dq`` in the base frame (3 x n): the linear rows of ``M_bq`` are ``m J_c``."""
-    return M_bq[3:] / mass
+def com_from_crba(M):
+    """CoM in the base frame from Pinocchio's CRBA ``M`` (rows) at the base identity (order
+    ``[v; omega]``): the locked inertia's coupling block is ``m [c]x^T`` (seed 002, eq. 7)."""
+    m = M[0][0]
+    return M[5][1] / m, M[3][2] / m, M[4][0] / m
 
 
-def internal_foot_jacobian(p_f, J_f, A):
-    """Internal velocity Jacobian of the foot point, ``J^int = J_fq - A_fb M_bb^-1 M_bq`` (seed 003,
-    eq. 3.96), linear part in the base frame (3 x n).
+def internal_foot_jacobian(J_f, A, p_f):
+    """``J^int = J_fq - A_fb M_bb^-1 M_bq`` (seed 003, eq. 3.96), base frame, as columns: the foot's
+    velocity per joint rate with the base moving by ``-A`` (a base twist ``[omega; v]`` moves the
+    foot by ``v + omega x p_f``).  ``J_f``: the foot's columns (base fixed); ``A``: the mechanical
+    connection's columns in Pinocchio's order ``[A_v; A_omega]``."""
+    out = []
+    for jf, a in zip(J_f, A):
+        w = _cross(a[3:], p_f)
+        out.append((jf[0] - (w[0] + a[0]), jf[1] - (w[1] + a[1]), jf[2] - (w[2] + a[2])))
+    return out
 
-    ``A = M_b^-1 M_bq`` is the mechanical connection ``[A_omega; A_v]``; the foot's linear
-    velocity under a base twist ``[omega; v]`` is ``v - p_f x omega``.
-    """
-    return J_f - (skew(p_f).T @ A[:3] + A[3:])
 
-
-def radial_coordinates(d_b, J_int, qdot):
+def radial_coordinates(d_b, v_int):
     """``(r_cf, e_cf, rdot_cf)``: CoM-foot distance, unit vector (base frame) and its rate
-    through the internal velocity, ``rdot = J_r R_cf J_v^int v`` (seed 003, eqs. 4.23-4.24)."""
-    r = float(np.linalg.norm(d_b))
-    e = d_b / r
-    return r, e, float(e @ (J_int @ qdot))
+    through the internal velocity ``v_int = J^int qdot``, ``rdot = J_r R_cf J_v^int v`` (seed 003,
+    eqs. 4.23-4.24)."""
+    r = math.sqrt(_dot(d_b, d_b))
+    e = (d_b[0] / r, d_b[1] / r, d_b[2] / r)
+    return r, e, _dot(e, v_int)
 
 
 def polar_angle(d):
@@ -214,19 +257,19 @@ def polar_angle(d):
     (foot ahead of the CoM).  ``FORWARD`` and ``UP`` are world x and z."""
     dx, dz = d[0], d[2]
     rho2 = dx * dx + dz * dz
-    return math.atan2(dx, -dz), np.array([-dz, 0.0, dx]) / rho2
+    return math.atan2(dx, -dz), (-dz / rho2, 0.0, dx / rho2)
 
 
-def foot_height(g1, p_f):
-    """Height of the foot above the floor (``UP`` component of ``g1 p_f``; the floor is the
-    odometry frame's z = 0), from the base pose and the foot in the base frame, m."""
-    return float(UP @ (g1[:3, :3] @ p_f + g1[:3, 3]))
+def foot_height(R, p, p_f):
+    """Height of the foot above the floor (``UP`` component of ``R p_f + p``; the floor is the
+    odometry frame's z = 0), from the base pose ``(R, p)`` and the foot in the base frame, m."""
+    return _dot(R[2], p_f) + p[2]
 
 
 def base_pitch(R):
-    """``theta_ib``: angle from the world forward axis to the base x axis about ``PLANE_NORMAL``."""
-    x = R[:, 0]
-    return math.atan2(x @ UP, x @ FORWARD)
+    """``theta_ib``: angle from the world forward axis to the base x axis (``R``'s first column)
+    about ``PLANE_NORMAL``."""
+    return math.atan2(R[2][0], R[0][0])
 
 
 # -- control laws (seed 003, eqs. 4.16-4.19) ------------------------------------------------------
@@ -257,7 +300,7 @@ def polar_torque(alpha, alpha_dot, alpha_des, K_p, D_p):
 def radial_joint_torque(J_int, e, tau_r):
     """Radial term of eq. 4.25, ``J_v^int^T R_cf^T J_r^T tau_r``: joint torques only, because
     ``J^int`` has no base columns (the base wrench of this term is zero)."""
-    return J_int.T @ e * tau_r
+    return [x * tau_r for x in _project(J_int, e)]
 
 
 def polar_wrench_leg(d_b, J_d, R, grad_alpha, tau_p):
@@ -266,20 +309,22 @@ def polar_wrench_leg(d_b, J_d, R, grad_alpha, tau_p):
     ``i o_cf dot = R (omega x d_b + J_d qdot)`` does not depend on the base's linear
     velocity, so the base force is zero; returns ``(base moment (base frame), joint torques)``.
     """
-    f_b = R.T @ grad_alpha * tau_p
-    return skew(d_b) @ f_b, J_d.T @ f_b
+    f = _rotate_back(R, grad_alpha)
+    f = (f[0] * tau_p, f[1] * tau_p, f[2] * tau_p)
+    return _cross(d_b, f), _project(J_d, f)
 
 
 def polar_wrench_locked(A, tau_p):
     """Polar term of eq. 4.26 (variant III), ``J_(alpha_c dot)^T tau_p`` with
-    ``alpha_c dot = n . (omega + A_omega qdot)``, the locked angular velocity about the normal.
+    ``alpha_c dot = n . (omega + A_omega qdot)``, the locked angular velocity about the normal
+    (``A``'s columns in Pinocchio's order: ``A_omega`` is their last three entries).
 
     Returns ``(base moment, joint torques) = (n tau_p, A_omega^T n tau_p)``: in the reduced
     equations (seed 002, eq. 18) its shape force ``tau - A^T F_b`` is zero, so it acts on the
     locked (external) velocity only.
     """
-    moment = BASE_PLANE_NORMAL * tau_p
-    return moment, A[:3].T @ moment
+    moment = (_NORMAL[0] * tau_p, _NORMAL[1] * tau_p, _NORMAL[2] * tau_p)
+    return moment, [_dot(a[3:], moment) for a in A]
 
 
 class LockedFrameAngle:
@@ -368,7 +413,8 @@ class HopperController:
         self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
         self.base_torque_limit = base_torque_limit
         self.foot_id = model.pin_model.getFrameId(foot_frame)
-        self.ws = model.create_data()
+        self.ws = model.create_data()        # the step's workspace: CRBA, M_b's factor, A (Pinocchio's order)
+        self._weight = tuple((model.mass * model.gravity).tolist())      # m g, world
         self.contact = ContactDetector(gains)
         self._theta_bc = None
         self._alpha_c_offset = None
@@ -403,80 +449,115 @@ class HopperController:
             self.contact.gains = gains
 
     def geometry(self, q):
-        """Locked inertia, connection, CoM and foot at shape ``q`` (base frame)."""
+        """Locked inertia, connection, CoM and foot at shape ``q`` (base frame), as new arrays; the
+        connection ``A`` in the paper's order ``[A_omega; A_v]``."""
         ws, pm, pd = self.ws, self.model.pin_model, self.ws.pin_data
         ws.q_pin[7:] = q
         M, M_b, M_bq, A = inertia_blocks(self.model, ws)
         J = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)
         p_f = pd.oMf[self.foot_id].translation.copy()
         m = self.model.mass
-        return _Geometry(M.copy(), A, com_from_locked_inertia(M_b), com_jacobian(M_bq, m), p_f, J[:3, 6:].copy())
+        return _Geometry(M.copy(), A, com_from_locked_inertia(M_b), M_bq[3:] / m, p_f, J[:3, 6:].copy())
 
     def energy(self, geo, g1, V1, qdot):
-        """Mechanical energy ``E = 1/2 v^T M v + U_g`` with ``v = [V1; qdot]`` and the gravity
-        potential ``-m g . o_ic`` (zero at height 0), J."""
+        """Mechanical energy ``E = 1/2 v^T M v + U_g`` with ``v = [V1; qdot]`` at the
+        :meth:`geometry` ``geo`` and the gravity potential ``-m g . o_ic`` (zero at height 0), J."""
         v = np.concatenate([V1[3:], V1[:3], qdot])          # Pinocchio's order, as geo.M
         com = g1[:3, :3] @ geo.c + g1[:3, 3]
         return float(0.5 * v @ geo.M @ v - self.model.mass * self.model.gravity @ com)
 
     def step(self, meas):
-        """Joint torques and base wrench for one tick from :class:`HopperMeasurements`."""
-        g = self.gains
-        q, qdot, g1, V1 = _checked(meas, self.model.n)
-        R = g1[:3, :3]
-        geo = self.geometry(q)
-        stance = self.contact.update(float(meas.t), float(meas.foot_force), foot_height(g1, geo.p_f))
-        d_b = geo.p_f - geo.c
-        J_d = geo.J_f - geo.J_c
-        J_int = internal_foot_jacobian(geo.p_f, geo.J_f, geo.A)
-        r, e, r_dot = radial_coordinates(d_b, J_int, qdot)
-        alpha_cf, grad_alpha = polar_angle(R @ d_b)
-        alpha, alpha_dot = self._polar_coordinates(geo, R, d_b, J_d, V1, q, qdot, alpha_cf, grad_alpha)
+        """Joint torques and base wrench for one tick from :class:`HopperMeasurements`.
+
+        One CRBA and one factorization of ``M_b`` in the workspace ``ws`` (Pinocchio's order),
+        one frame Jacobian and Pinocchio's kinetic energy; their results are read once as
+        Python floats, on which the rest of the step runs.
+        """
+        g, ws, model = self.gains, self.ws, self.model
+        q, qdot, g1, V1 = _checked(meas, model.n)
+        qd, G, V = qdot.tolist(), g1.tolist(), V1.tolist()
+        if not math.isfinite(sum(qd) + sum(V) + sum(map(sum, G)) + sum(q.tolist())):
+            _validated(meas, model.n)                       # raises, naming the field
+        pm, pd = model.pin_model, ws.pin_data
+        locked_inertia_factor(model, ws, q)
+        J_f = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)[:3, 6:].T.tolist()
+        p_f = pd.oMf[self.foot_id].translation.tolist()
+        A, M = ws.A.T.tolist(), ws.M.tolist()
+        c = com_from_crba(M)
+        m = model.mass
+        J_d = [(jf[0] - M[0][j] / m, jf[1] - M[1][j] / m, jf[2] - M[2][j] / m)   # M's linear rows: m J_c
+               for j, jf in enumerate(J_f, 6)]
+        R, p = G[:3], (G[0][3], G[1][3], G[2][3])         # rows of g1: R is their first three columns
+        stance = self.contact.update(float(meas.t), float(meas.foot_force), foot_height(R, p, p_f))
+        d_b = (p_f[0] - c[0], p_f[1] - c[1], p_f[2] - c[2])
+        J_int = internal_foot_jacobian(J_f, A, p_f)
+        r, e, r_dot = radial_coordinates(d_b, _combine(J_int, qd))
+        alpha_cf, grad_alpha = polar_angle(_rotate(R, d_b))
+        alpha, alpha_dot = self._polar_coordinates(R, d_b, J_d, V, A, q, qd, alpha_cf, grad_alpha)
         polar_on = stance and g.variant != "I"
         spring = virtual_spring_energy(r, g.r_des, g.K_r, alpha if polar_on else g.alpha_des,
                                        g.alpha_des, g.K_p)
-        E = self.energy(geo, g1, V1, qdot) + (spring if g.energy_with_springs else 0.0)
+        com = _rotate(R, c)
+        E = (pin.computeKineticEnergy(pm, pd, ws.q_pin, np.concatenate((V1[3:], V1[:3], qdot)))
+             - _dot(self._weight, (com[0] + p[0], com[1] + p[1], com[2] + p[2]))
+             + (spring if g.energy_with_springs else 0.0))
         tau_E = energy_pump(E, g.E_des, r_dot, g.K_E)
         D_r = g.D_r_stance if stance else g.D_r_flight
         tau_r = radial_force(r, r_dot, g.r_des, g.K_r, D_r, tau_E)
         tau_damping = radial_joint_torque(J_int, e, -D_r * r_dot)
         tau = radial_joint_torque(J_int, e, tau_r)
-        moment = np.zeros(3)
+        moment = (0.0, 0.0, 0.0)
         tau_p = 0.0
         if polar_on:
             tau_p = polar_torque(alpha, alpha_dot, g.alpha_des, g.K_p, g.D_p)
             if g.variant == "II":
                 moment, tau_polar = polar_wrench_leg(d_b, J_d, R, grad_alpha, tau_p)
             else:
-                moment, tau_polar = polar_wrench_locked(geo.A, tau_p)
-            tau = tau + tau_polar
-        tau, tau_clipped = saturate(tau, self.torque_limits)
+                moment, tau_polar = polar_wrench_locked(A, tau_p)
+            tau = [a + b for a, b in zip(tau, tau_polar)]
+        limited = [min(max(t, -lim), lim) for t, lim in zip(tau, self._torque_limits)]
         moment, base_clipped = self._limit_base_torque(moment)
-        return HopperCommand(tau=tau, base_wrench=np.concatenate([moment, np.zeros(3)]), stance=stance,
-                             tau_damping=tau_damping, r_cf=r, r_cf_dot=r_dot, alpha=alpha,
-                             alpha_dot=alpha_dot, alpha_cf=alpha_cf, energy=E, tau_r=tau_r,
+        return HopperCommand(tau=np.array(limited), base_wrench=np.array([*moment, 0.0, 0.0, 0.0]),
+                             stance=stance, tau_damping=np.array(tau_damping), r_cf=r, r_cf_dot=r_dot,
+                             alpha=alpha, alpha_dot=alpha_dot, alpha_cf=alpha_cf, energy=E, tau_r=tau_r,
                              tau_E=tau_E, tau_p=tau_p, virtual_spring_energy=spring,
-                             saturated=tau_clipped or base_clipped)
+                             saturated=limited != tau or base_clipped)
+
+    @property
+    def torque_limits(self):
+        """Joint torque limits (N or N m, model.joint_names order)."""
+        return self._torque_limits_array
+
+    @torque_limits.setter
+    def torque_limits(self, limits):
+        self._torque_limits_array = np.broadcast_to(np.asarray(limits, dtype=float), (self.model.n,))
+        self._torque_limits = self._torque_limits_array.tolist()
 
     def _limit_base_torque(self, moment):
-        """``moment`` with its component about the plane normal (what the base-torque actuator
-        applies) within ``base_torque_limit``."""
-        about_normal = moment @ BASE_PLANE_NORMAL
-        limited, clipped = saturate(about_normal, self.base_torque_limit)
-        return (moment + (limited - about_normal) * BASE_PLANE_NORMAL if clipped else moment), clipped
+        """``moment`` (a float 3-tuple) with its component about the plane normal (what the
+        base-torque actuator applies) within ``base_torque_limit``."""
+        about_normal = _dot(moment, _NORMAL)
+        limit = self.base_torque_limit
+        limited = min(max(about_normal, -limit), limit)
+        if limited == about_normal:
+            return moment, False
+        delta = limited - about_normal
+        return tuple(m + delta * n for m, n in zip(moment, _NORMAL)), True
 
-    def _polar_coordinates(self, geo, R, d_b, J_d, V1, q, qdot, alpha_cf, grad_alpha):
+    def _polar_coordinates(self, R, d_b, J_d, V, A, q, qd, alpha_cf, grad_alpha):
         """``(alpha, alpha_dot)`` of the variant: alpha_i,cf (I, II) or alpha_c (III)."""
         if self.gains.variant != "III":
-            d_dot = R @ (skew(V1[:3]) @ d_b + J_d @ qdot)
-            return alpha_cf, float(grad_alpha @ d_dot)
+            w, Jd_qdot = _cross(V[:3], d_b), _combine(J_d, qd)
+            d_dot = _rotate(R, (w[0] + Jd_qdot[0], w[1] + Jd_qdot[1], w[2] + Jd_qdot[2]))
+            return alpha_cf, _dot(grad_alpha, d_dot)
         theta_b = base_pitch(R)
         if self._alpha_c_offset is None:
             q_ref = q[0] if math.isnan(self.gains.q_ref) else self.gains.q_ref
             self._alpha_c_offset = self._leg_angle_in_base(q_ref) - self._theta_bc(q_ref)
         alpha_c = _wrap(theta_b + self._theta_bc(q) + self._alpha_c_offset)
-        mu_omega = V1[:3] + geo.A[:3] @ qdot            # locked angular velocity (seed 002, Def. 3)
-        return alpha_c, float(BASE_PLANE_NORMAL @ mu_omega)
+        # the locked angular velocity omega + A_omega qdot (seed 002, Def. 3) about the normal
+        A_omega_qdot = _combine([a[3:] for a in A], qd)
+        return alpha_c, _dot(_NORMAL, (V[0] + A_omega_qdot[0], V[1] + A_omega_qdot[1], V[2] + A_omega_qdot[2]))
 
     def _leg_angle_in_base(self, q):
         """``alpha_i,cf - theta_ib`` at shape ``q``: alpha_i,cf with the base at zero pitch."""
@@ -485,21 +566,27 @@ class HopperController:
 
 
 def _checked(meas, n):
-    """``(q, qdot, g1, V1)`` of a measurement as float arrays of the right shapes, all finite.
+    """``(q, qdot, g1, V1)`` of a measurement as float arrays of the right shapes.
 
-    The inner loop checks shapes and finiteness at once (not the orthonormality of ``g1``);
-    on failure ``validation`` names the offending field.
+    Float arrays of the right shapes (what a node or the plant passes) pass as they are (the
+    step checks their finiteness on its floats); anything else goes through ``validation``,
+    which names the offending field.
     """
-    try:
-        q, qdot, g1, V1 = (np.asarray(x, dtype=float) for x in (meas.q, meas.qdot, meas.g1, meas.V1))
-        ok = ((q.shape, qdot.shape, g1.shape, V1.shape) == ((n,), (n,), (4, 4), (6,))
-              and math.isfinite(q.sum() + qdot.sum() + g1.sum() + V1.sum()))
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        return (check.vector("q", meas.q, n), check.vector("qdot", meas.qdot, n),
-                check.array("g1", meas.g1, (4, 4)), check.vector("V1", meas.V1, 6))
-    return q, qdot, g1, V1
+    q, qdot, g1, V1 = x = (meas.q, meas.qdot, meas.g1, meas.V1)
+    if (type(q) is type(qdot) is type(g1) is type(V1) is np.ndarray
+            and q.dtype is qdot.dtype is g1.dtype is V1.dtype is _FLOAT64
+            and (q.shape, qdot.shape, g1.shape, V1.shape) == ((n,), (n,), (4, 4), (6,))):
+        return x
+    return _validated(meas, n)
+
+
+_FLOAT64 = np.dtype(float)
+
+
+def _validated(meas, n):
+    """The fields of a measurement checked by ``validation`` (shape and finiteness, named)."""
+    return (check.vector("q", meas.q, n), check.vector("qdot", meas.qdot, n),
+            check.array("g1", meas.g1, (4, 4)), check.vector("V1", meas.V1, 6))
 
 
 def _wrap(angle):

@@ -32,6 +32,14 @@ from .plant import FLOOR_D, FLOOR_K, HopperPlant
 
 EXPERIMENT_NAMES = ("I", "II", "III", "IV", "V", "VI")
 
+#: MuJoCo step of the experiments, s, but for revolute Exp III (``REVOLUTE_III_STEP``): each
+#: verdict (falls or not, hop count) is the same at a 4x smaller step (docs/HOPPER.md, "Step
+#: convergence"; test_hopper_steps.py).
+TIMESTEP = 1e-4
+#: Revolute Exp III's step, s: at 0.1 ms its hop count before the fall is not converged (5 to 10
+#: hops as the initial base angle moves by 1e-9 rad; 4 from 0.05 ms down, studies/hopper_chaos.py).
+REVOLUTE_III_STEP = 5e-5
+
 
 @dataclass(frozen=True)
 class Experiment:
@@ -47,6 +55,7 @@ class Experiment:
     description: str
     table: str
     tilt: float = 0.0      #: added to theta_ib(0), rad (stands in for the thesis' "simulation noise")
+    timestep: float = TIMESTEP   #: MuJoCo step at which its verdict is step-converged, s
 
     def initial_state(self):
         """``(g1, q, V1, qdot)`` of the initial state in the package's conventions."""
@@ -86,7 +95,8 @@ def _revolute():
         "I": Experiment("revolute", "I", base, ic, g, 3.0, "under-actuated hopping in place", table),
         "II": Experiment("revolute", "II", polar, ic, g, 6.0,
                          "fully actuated, no energy control", table),
-        "III": Experiment("revolute", "III", energy, ic, g, 6.0, "fully actuated with energy control", table),
+        "III": Experiment("revolute", "III", energy, ic, g, 6.0, "fully actuated with energy control", table,
+                          timestep=REVOLUTE_III_STEP),
         "IV": Experiment("revolute", "IV", damped, ic, g, 6.0,
                          "fully actuated, energy control, radial damping in flight", table),
         "V": Experiment("revolute", "V", damped, ic_v, g, 20.0,
@@ -168,15 +178,10 @@ IMPACT_END_FRACTION = 0.1
 IMPACT_MAX_DURATION = 0.005
 
 
-#: MuJoCo step of the experiments, s: every verdict (falls or not, hop count) is the same at a
-#: 4x smaller step (docs/HOPPER.md, "Step convergence"; test_hopper_steps.py).
-TIMESTEP = 1e-4
-
-
-def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=TIMESTEP, control_every=1, log_every=10,
+def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, control_every=1, log_every=10,
         fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D):
-    """Simulate ``exp`` for ``duration`` seconds (default: the experiment's); returns
-    ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the viscoelastic floor's stiffness (N/m)
+    """Simulate ``exp`` for ``duration`` seconds (default: the experiment's) at the MuJoCo step
+    ``timestep`` (default: the experiment's); returns ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the viscoelastic floor's stiffness (N/m)
     and damping (N s/m), default the thesis' (Tables 4.6, 4.11).
 
     The controller runs every ``control_every`` steps on the plant's sensors; the run stops
@@ -184,6 +189,7 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=TIMEST
     ``fall_angle_deg`` from the vertical.
     """
     duration = exp.duration if duration is None else float(duration)
+    timestep = exp.timestep if timestep is None else float(timestep)
     model = hopper_model(exp.robot, exp.gravity)
     plant = HopperPlant(model, hopper_urdf(exp.robot), floor=floor, base=base, timestep=timestep,
                         floor_K=floor_K, floor_D=floor_D)

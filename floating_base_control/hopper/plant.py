@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from ..conventions import pose, quat_wxyz_to_matrix
+from ..conventions import pose
 from ..sim.plant import MujocoPlant, build_spec
 from ..validation import InputError
 from .controller import BASE_PLANE_NORMAL, HopperMeasurements, base_pitch
@@ -127,6 +127,11 @@ class HopperPlant:
         self._sensor = {m.sensor(i).name: slice(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
                         for i in range(m.nsensor)}
         self.joint_names = model.joint_names
+        # sensordata addresses of the encoders, and the odometry's rotation buffer
+        self._q_adr = np.array([self._sensor[f"q_{n}"].start for n in self.joint_names])
+        self._qd_adr = np.array([self._sensor[f"qd_{n}"].start for n in self.joint_names])
+        self._R = np.zeros(9)
+        self._h = m.opt.timestep
 
     @property
     def time(self):
@@ -134,7 +139,7 @@ class HopperPlant:
 
     @property
     def timestep(self):
-        return self.model.opt.timestep
+        return self._h
 
     def set_state(self, g1, q, V1, qdot):
         """Place the robot; the floor is released (no contact)."""
@@ -147,10 +152,11 @@ class HopperPlant:
     def sense(self):
         """Run MuJoCo's position/velocity stage at the current state and read the sensors."""
         mujoco.mj_step1(self.model, self.data)
-        s = self.data.sensordata
-        q = np.array([s[self._sensor[f"q_{n}"]][0] for n in self.joint_names])
-        qdot = np.array([s[self._sensor[f"qd_{n}"]][0] for n in self.joint_names])
-        g1 = pose(quat_wxyz_to_matrix(s[self._sensor["base_quat"]]), s[self._sensor["base_pos"]])
+        s, sensor = self.data.sensordata, self._sensor
+        quat = s[sensor["base_quat"]]
+        mujoco.mju_quat2Mat(self._R, quat / np.linalg.norm(quat))
+        g1 = pose(self._R.reshape(3, 3), s[sensor["base_pos"]])
+        q, qdot = s[self._q_adr], s[self._qd_adr]
         V1 = np.concatenate([s[self._sensor["base_gyro"]], s[self._sensor["base_velocimeter"]]])
         # acceleration-stage sensor: the force of the previous step (one step of latency)
         force = float(s[self._sensor["foot_force"]][0])
