@@ -78,6 +78,15 @@ def shape_kinematics(model, ws, q, qdot=None):
     return ShapeKinematics(I, Z, M_b, M_bq, M[6:, 6:].copy(), A, None if qdot is None else ws.v_pin[6:].copy(), Zdot)
 
 
+def shape_inertias(model, ws, q):
+    """:class:`ShapeKinematics` without the per-link terms (``I``, ``Z`` are ``None``) at a trusted shape
+    ``q``: the inertia blocks and ``A_l`` from one CRBA, all that ``M_b``, ``mu`` and ``Lambda_q`` need
+    (e.g. the evaluation of a simulation against its ground truth)."""
+    ws.q_pin[7:] = q
+    M, M_b, M_bq, A = inertia_blocks(model, ws)
+    return ShapeKinematics(None, None, M_b, M_bq, M[6:, 6:].copy(), A)
+
+
 def inertia_blocks(model, ws):
     """``(M, M_b, M_bq, A_l)`` at the shape in ``ws.q_pin`` (seed 002, eqs. 5, 7 and Def. 3).
 

@@ -1,5 +1,7 @@
 """Small dense linear algebra for the inner loops (LAPACK directly: numpy's wrappers cost
 several microseconds per call on 6x6 systems)."""
+import math
+
 import numpy as np
 from scipy.linalg.lapack import dposv
 
@@ -16,3 +18,9 @@ def spd_solve(A, b):
     if info != 0 or not np.isfinite(x).all():
         raise FloatingBaseError(f"matrix is not positive definite or not finite (LAPACK dposv info {info})")
     return x
+
+
+def norm(x):
+    """Euclidean norm of a float vector, computed as ``np.linalg.norm`` does (``sqrt(x . x)``, the same
+    bits) without its dispatch, which costs more than the arithmetic on a 6- or 7-vector."""
+    return math.sqrt(x.dot(x))

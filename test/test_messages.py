@@ -18,6 +18,19 @@ from test_lie import random_pose  # noqa: E402
 JOINTS = ["a", "b", "c"]
 
 
+def test_preallocated_messages_are_filled_in_place(rng):
+    """``float64_field`` views write into the message itself; ``set_stamp`` is ``seconds_to_stamp`` in place."""
+    from sensor_msgs.msg import JointState
+    msg = JointState(name=JOINTS)
+    view = m.float64_field(msg, "position", 3)
+    view[:] = x = rng.normal(size=3)
+    assert list(msg.position) == x.tolist()
+    for t in (0.0, 1.5e-9, 1795506387.0374, 12.999999999):
+        m.set_stamp(msg.header.stamp, t)
+        assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (m.seconds_to_stamp(t).sec,
+                                                                    m.seconds_to_stamp(t).nanosec)
+
+
 def test_ros_messages_roundtrip(rng):
     g1, V1 = random_pose(rng), rng.normal(size=6)
     odom = Odometry()

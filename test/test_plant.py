@@ -25,6 +25,19 @@ def test_same_mass_and_momentum(plant, orbital, rng):
     assert_close(np.r_[back[1], back[2], back[3]], np.r_[q, V1, qdot], 1e-13)
 
 
+def test_momentum_after_steps_is_that_of_the_current_state(plant, orbital, rng):
+    """``momentum()`` after ``mj_step`` (whose derived quantities are one step old) is the momentum of
+    the state reached: that of a fresh MuJoCo data at the same ``qpos, qvel``, and Pinocchio's."""
+    g1, (q, qdot, V1, _) = random_pose(rng), random_state(orbital, rng)
+    plant.set_state(g1, q, V1, qdot)
+    plant.step(rng.uniform(-1, 1, orbital.n), nstep=3)
+    fresh = MujocoPlant(plant.model, orbital.joint_names)
+    fresh.data.qpos[:], fresh.data.qvel[:] = plant.data.qpos, plant.data.qvel
+    mujoco.mj_forward(fresh.model, fresh.data)
+    assert_close(plant.momentum(), fresh.momentum(), 0, "momentum of the current state")
+    assert_close(plant.momentum(), orbital.momentum_map(*plant.state()), 1e-11, "momentum map (Def. 2)")
+
+
 def test_same_forward_dynamics(plant, orbital, rng):
     g1, (q, qdot, V1, _) = random_pose(rng), random_state(orbital, rng)
     tau = rng.uniform(-1, 1, orbital.n) * 5

@@ -134,3 +134,16 @@ def test_pinocchio_coriolis_at_the_locked_velocity_gives_S_and_B(model, rng):
     L_q = np.r_[-kin.A_l, np.eye(model.n)]
     assert_close(2 * L_q.T @ C @ L_q, rel.gyroscopic_matrix(kin, mu), 1e-12, "B~")
     assert_close(-2 * C[6:, :6] + kin.M_bq.T @ ad(mu), rel.locked_inertia_derivative(kin, mu).T, 1e-12, "S^T")
+
+
+def test_shape_inertias_are_the_kinematics_blocks_and_give_lambda_q(model, rng):
+    """One CRBA (``shape_inertias``) gives the same ``M_b``, ``M_bq``, ``M_q``, ``A_l`` as the per-link
+    kinematics, and ``Lambda_q`` of Lemma 2 (``L^T M L = diag(M_b, Lambda_q)``) from them."""
+    from floating_base_control.kinematics import shape_inertias
+    q, qdot, V1, _ = random_state(model, rng)
+    kin, fast = model.kinematics(q), shape_inertias(model, model.create_data(), q)
+    for name in ("M_b", "M_bq", "M_q", "A_l"):
+        assert_close(getattr(fast, name), getattr(kin, name), 0, name)
+    assert_close(rel.locked_velocity(fast, V1, qdot), model.locked_velocity(q, V1, qdot), 0, "mu (Def. 3)")
+    L = transform_L(fast.A_l)
+    assert_close(rel.reduced_shape_inertia(fast), (L.T @ PinRef(model, q).M() @ L)[6:, 6:], 1e-12, "Lambda_q")

@@ -26,9 +26,11 @@ class JointLimitCheck:
     def check(self, q, qdot):
         """``(refusal, report)`` for one joint state: why it must not be used (``None`` if it may),
         and what to report (``None`` if it is within every limit).  Stable texts (no values)."""
-        absurd = self._names(np.abs(qdot) > self.velocity_factor * self.v_max)
-        outside = self._names((q < self.lo) | (q > self.hi))
-        fast = self._names(np.abs(qdot) > self.v_max)
+        speed = np.abs(qdot)
+        masks = speed > self.velocity_factor * self.v_max, (q < self.lo) | (q > self.hi), speed > self.v_max
+        if not any(mask.any() for mask in masks):      # the usual case, at every control tick
+            return None, None
+        absurd, outside, fast = (self._names(mask) for mask in masks)
         report = "; ".join(text for text in (
             outside and f"joint position outside the URDF limits: {outside}",
             fast and f"joint velocity above the URDF limit: {fast}") if text) or None

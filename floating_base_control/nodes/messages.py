@@ -6,6 +6,8 @@ frame, the body), joint states matched by name, effort commands, time stamps and
 diagnostics.  Message objects are read and written duck-typed; the only imports are message
 packages, never rclpy.
 """
+import array
+
 import numpy as np
 import pinocchio as pin
 from builtin_interfaces.msg import Time
@@ -25,6 +27,19 @@ def stamp_to_seconds(stamp):
 def seconds_to_stamp(t):
     ns = int(round(t * 1e9))
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def set_stamp(stamp, t):
+    """Write ``t`` (s) into a ``builtin_interfaces/Time`` in place (a preallocated message's stamp)."""
+    stamp.sec, stamp.nanosec = divmod(int(round(t * 1e9)), 1_000_000_000)
+
+
+def float64_field(msg, field, n):
+    """Give ``msg.<field>`` (a float64 sequence) ``n`` zeros held in a buffer, and return a numpy view
+    of it: a message preallocated once and filled in place at every publish (the generated setter
+    checks every element of a list; an ``array('d')`` it keeps as it is)."""
+    setattr(msg, field, array.array("d", bytes(8 * n)))
+    return np.frombuffer(getattr(msg, field), dtype=float)
 
 
 # -- poses and twists ---------------------------------------------------------------

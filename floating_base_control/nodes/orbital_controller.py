@@ -8,7 +8,8 @@ Publishes   joint efforts (std_msgs/Float64MultiArray in ``joints`` order, for
             estimate of mu in the base frame), ``~/momentum`` (WrenchStamped:
             torque = angular, force = linear momentum about the world origin),
             ``~/compensation`` (Float64MultiArray: tau_hat_1 then tau_hat_2) and
-            ``/diagnostics``.
+            ``/diagnostics``; the estimates at ``estimate_rate_hz``, on the topics
+            that have subscribers.
 Motion      the ``task`` parameter, ``~/joint_trajectory``, ``~/reference``, ``~/target_pose``
             and ``~/tracking_error``: see ``motion_commands.py``.
 
@@ -52,7 +53,7 @@ class ControllerNode(ControlNode):
             self.specs[spec.name] = spec
             if not self.has_parameter(spec.name):
                 self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
-        self.out_index = self.command_index()
+        self.out_index = np.array(self.command_index())
         self.start()
 
     def configure(self):
@@ -68,6 +69,7 @@ class ControllerNode(ControlNode):
         self.momentum_pub = self.create_lifecycle_publisher(WrenchStamped, "~/momentum", 10)
         self.comp_pub = self.create_lifecycle_publisher(Float64MultiArray, "~/compensation", 10)
         self.cmd = Float64MultiArray()
+        self.cmd_data = m.float64_field(self.cmd, "data", n)     # filled in place
         world, base = self._p("world_frame"), self._p("base_frame")
         self.odom_msg = Odometry()                 # estimates: preallocated, filled in place
         self.odom_msg.header.frame_id, self.odom_msg.child_frame_id = world, base
@@ -76,6 +78,7 @@ class ControllerNode(ControlNode):
         self.momentum_msg = WrenchStamped()
         self.momentum_msg.header.frame_id = world
         self.comp_msg = Float64MultiArray()
+        self.comp_data = m.float64_field(self.comp_msg, "data", 2 * n)
         self.tick_on_input = self._p("tick_on_joint_state")
         self.command_publishers = [self.cmd_pub]
         pose_type = Odometry if self._p("base_pose_type") == "odometry" else PoseStamped
@@ -194,23 +197,31 @@ class ControllerNode(ControlNode):
         return [safe_torque(self.watchdog.config, self.qdot if fresh else None, self.controller.torque_limits)]
 
     def publish_commands(self, commands):
-        self.cmd.data = commands[0][self.out_index].tolist()
+        np.take(commands[0], self.out_index, out=self.cmd_data)
         self.cmd_pub.publish(self.cmd)
 
     def _publish_estimates(self, out):
-        est = self.controller.estimates(out)
-        stamp = self.get_clock().now().to_msg()
-        odom, mu, w, comp = self.odom_msg, self.mu_msg, self.momentum_msg, self.comp_msg
-        odom.header.stamp = mu.header.stamp = w.header.stamp = stamp
-        m.fill_pose_msg_se3(odom.pose.pose, self.controller.observer.g_hat_se3)     # est.g_hat as pin.SE3
-        m.fill_twist_msg(odom.twist.twist, est.V1_hat)
-        self.est_pub.publish(odom)
-        m.fill_twist_msg(mu.twist, est.mu_hat_o)
-        self.mu_pub.publish(mu)
-        m.fill_wrench_msg(w.wrench, est.momentum)
-        self.momentum_pub.publish(w)
-        comp.data = np.r_[out.tau_hat_1, out.tau_hat_2].tolist()
-        self.comp_pub.publish(comp)
+        """The estimates on the topics someone listens to (each message costs a share of a tick)."""
+        odom_on, mu_on, w_on, comp_on = (pub.get_subscription_count() > 0 for pub in
+                                         (self.est_pub, self.mu_pub, self.momentum_pub, self.comp_pub))
+        if odom_on or mu_on or w_on:
+            est = self.controller.estimates(out)
+            stamp = self.get_clock().now().to_msg()
+            odom, mu, w = self.odom_msg, self.mu_msg, self.momentum_msg
+            odom.header.stamp = mu.header.stamp = w.header.stamp = stamp
+        if odom_on:
+            m.fill_pose_msg_se3(odom.pose.pose, self.controller.observer.g_hat_se3)     # est.g_hat as pin.SE3
+            m.fill_twist_msg(odom.twist.twist, est.V1_hat)
+            self.est_pub.publish(odom)
+        if mu_on:
+            m.fill_twist_msg(mu.twist, est.mu_hat_o)
+            self.mu_pub.publish(mu)
+        if w_on:
+            m.fill_wrench_msg(w.wrench, est.momentum)
+            self.momentum_pub.publish(w)
+        if comp_on:
+            np.concatenate((out.tau_hat_1, out.tau_hat_2), out=self.comp_data)
+            self.comp_pub.publish(self.comp_msg)
 
     def diagnostic_values(self):
         obs, now = self.controller.observer, self.now()

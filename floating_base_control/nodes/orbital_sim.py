@@ -17,7 +17,10 @@ tick is late) and every message is stamped on one clock: the start's wall time
 plus the steps of physics and, when the machine is too loaded to catch up, the
 steps the physics stood still (a pause: samples due meanwhile see the state it
 stands in).  So a sample is stamped with the time it was taken, and the stamps
-keep the publish and pose grids whatever the pacing. With
+keep the publish and pose grids whatever the pacing.  The clock starts on the
+timer's grid, so that each tick steps to the time it was due: a joint state is
+as old as the callback's delay and the publishing, not older.  Ground truth is
+computed for the topics that have subscribers only. With
 ``wait_for_command`` (the default) the simulation starts paused, like a
 simulator started paused: it publishes the initial joint states (freshly
 stamped, no pose samples, no ground truth) and starts the physics at the first
@@ -29,6 +32,7 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rclpy.timer import TimerInfo
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -89,7 +93,7 @@ class SimNode(Node):
         self.mu_pub = self.create_publisher(TwistStamped, "~/locked_velocity", 10)
         self.momentum_pub = self.create_publisher(WrenchStamped, "~/momentum", 10)
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
-        self.joint_msg = JointState(name=list(self.model.joint_names))
+        self._preallocate_messages(p("world_frame"), p("base_frame"))
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
         self.create_timer(1.0 / p("publish_rate_hz"), self._tick)
         self.collector = CollectBetweenTicks()      # the joint states keep their period: no GC inside a tick
@@ -97,6 +101,23 @@ class SimNode(Node):
 
     def _p(self, name):
         return self.get_parameter(name).value
+
+    def _preallocate_messages(self, world, base):
+        """The messages of every tick, filled in place (no allocation, no per-element checks)."""
+        n, names = self.model.n, list(self.model.joint_names)
+        self.joint_msg = JointState(name=names)
+        self.joint_q, self.joint_qdot, self.joint_effort = (m.float64_field(self.joint_msg, f, n)
+                                                            for f in ("position", "velocity", "effort"))
+        self.truth_msg = Odometry()
+        self.truth_msg.header.frame_id, self.truth_msg.child_frame_id = world, base
+        self.truth_joint_msg = JointState(name=names)
+        self.truth_joint_msg.header.frame_id = world
+        self.truth_q, self.truth_qdot, self.truth_effort = (m.float64_field(self.truth_joint_msg, f, n)
+                                                            for f in ("position", "velocity", "effort"))
+        self.truth_mu_msg = TwistStamped()
+        self.truth_mu_msg.header.frame_id = base
+        self.truth_momentum_msg = WrenchStamped()
+        self.truth_momentum_msg.header.frame_id = world
 
     def destroy_node(self):
         self.collector.stop()
@@ -113,13 +134,15 @@ class SimNode(Node):
             return
         self.tau, self.cmd_time = tau, self._wall()
 
-    def _tick(self):
+    def _tick(self, timer: TimerInfo):
         wall = self._wall()
         if self.t0 is None:
             if self.wait_for_command and self.cmd_time == -np.inf:
-                self._publish_joint_state(m.seconds_to_stamp(wall), self.zero)
+                self._publish_joint_state(wall, self.zero)
                 return
-            self.t0 = wall
+            # the physics' origin on the timer's grid (the time this tick was due, not when it ran): each
+            # tick then steps to its own due time, and a joint state is as old as the callback's delay
+            self.t0 = timer.expected_call_time.nanoseconds * 1e-9
         target = int((wall - self.t0) / self.dt)
         todo = (target - self.steps - self.paused) // self.per_tick * self.per_tick
         if todo > self.max_catch_up:
@@ -134,11 +157,10 @@ class SimNode(Node):
             if self.pose_sensor.due(self._stamp_clock()):      # sampled on its own clock, not the tick's
                 self.pose_sensor.sample(self._stamp_clock(), self.plant.state()[0])
         t = self._stamp_clock()
-        stamp = m.seconds_to_stamp(self.t0 + t)
-        self._publish_joint_state(stamp, applied)
+        self._publish_joint_state(self.t0 + t, applied)
         self.ticks += 1
         if self.ticks % self.truth_every == 0:
-            self._publish_truth(stamp, *self.plant.state())
+            self._publish_truth(self.t0 + t, applied)
         for t_taken, g in self.pose_sensor.deliver(t):
             pose = PoseStamped()
             pose.header.stamp, pose.header.frame_id = m.seconds_to_stamp(self.t0 + t_taken), self._p("world_frame")
@@ -159,35 +181,40 @@ class SimNode(Node):
             if self.pose_sensor.due(self._stamp_clock()):
                 self.pose_sensor.sample(self._stamp_clock(), g1)
 
-    def _publish_joint_state(self, stamp, applied):
-        if self.clock_pub:                       # the stamps' time, paused or not: a use_sim_time
-            self.clock_pub.publish(Clock(clock=stamp))      # controller must tick to send its first command
-        q_m, qdot_m = self.encoders.read(*self.plant.joint_state())
+    def _publish_joint_state(self, t, applied):
         msg = self.joint_msg
-        msg.header.stamp = stamp
-        msg.position, msg.velocity = q_m.tolist(), qdot_m.tolist()
-        msg.effort = applied.tolist()
+        m.set_stamp(msg.header.stamp, t)
+        if self.clock_pub:                       # the stamps' time, paused or not: a use_sim_time
+            self.clock_pub.publish(Clock(clock=msg.header.stamp))  # controller must tick to send its first command
+        self.joint_q[:], self.joint_qdot[:] = self.encoders.read(*self.plant.joint_state())
+        self.joint_effort[:] = applied
         self.joint_pub.publish(msg)
 
-    def _publish_truth(self, stamp, g1, q, V1, qdot):
-        world, base = self._p("world_frame"), self._p("base_frame")
-        odom = Odometry()
-        odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, world, base
-        m.fill_pose_msg(odom.pose.pose, g1)
-        m.fill_twist_msg(odom.twist.twist, V1)
-        self.truth_pub.publish(odom)
-        self.truth_joint_pub.publish(JointState(header=odom.header, name=list(self.model.joint_names),
-                                                position=q.tolist(), velocity=qdot.tolist(),
-                                                effort=self.joint_msg.effort))
-        mu = TwistStamped()
-        mu.header.stamp, mu.header.frame_id = stamp, base
-        m.fill_twist_msg(mu.twist, self.model.locked_velocity(q, V1, qdot))
-        self.mu_pub.publish(mu)
-        J = self.plant.momentum()
-        w = WrenchStamped()
-        w.header.stamp, w.header.frame_id = stamp, world
-        m.fill_wrench_msg(w.wrench, J)
-        self.momentum_pub.publish(w)
+    def _publish_truth(self, t, applied):
+        """Ground truth on the topics someone listens to (each costs a share of the tick)."""
+        pubs = (self.truth_pub, self.truth_joint_pub, self.mu_pub, self.momentum_pub)
+        listened = [pub.get_subscription_count() > 0 for pub in pubs]
+        if not any(listened):
+            return
+        g1, q, V1, qdot = self.plant.state()
+        odom, joints, mu, w = self.truth_msg, self.truth_joint_msg, self.truth_mu_msg, self.truth_momentum_msg
+        if listened[0]:
+            m.set_stamp(odom.header.stamp, t)
+            m.fill_pose_msg(odom.pose.pose, g1)
+            m.fill_twist_msg(odom.twist.twist, V1)
+            self.truth_pub.publish(odom)
+        if listened[1]:
+            m.set_stamp(joints.header.stamp, t)
+            self.truth_q[:], self.truth_qdot[:], self.truth_effort[:] = q, qdot, applied
+            self.truth_joint_pub.publish(joints)
+        if listened[2]:
+            m.set_stamp(mu.header.stamp, t)
+            m.fill_twist_msg(mu.twist, self.model.locked_velocity(q, V1, qdot))
+            self.mu_pub.publish(mu)
+        if listened[3]:
+            m.set_stamp(w.header.stamp, t)
+            m.fill_wrench_msg(w.wrench, self.plant.momentum())
+            self.momentum_pub.publish(w)
 
 
 def main(args=None):

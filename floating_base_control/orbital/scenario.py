@@ -21,10 +21,12 @@ from .. import urdf_loader
 from .controller import OrbitalController
 from ..control.limits import LimitMonitor
 from ..control.shape import ShapeGains
-from ..dynamics.rel_matrices import reduced_shape_inertia
+from ..dynamics.rel_matrices import locked_velocity, reduced_shape_inertia
 from ..estimation.observer import ObserverGains
 from ..estimation.sampling import check_observer_sampling
+from ..kinematics import shape_inertias
 from ..lie import inv, log
+from ..linalg import norm
 from ..model import FloatingBaseModel
 from ..resources import orbital_robot_urdf
 from ..validation import InputError
@@ -151,14 +153,16 @@ def run(scenario, progress=None, motion=None, evaluate=None):
             pose_sensor.sample(t, g1)
         else:
             q, qdot = plant.joint_state()
-        mu = truth_model.locked_velocity(q, V1, qdot) if truth_fed else None
+        kin = shape_inertias(truth_model, truth_model.scratch, q) if truth_fed else None
+        mu = locked_velocity(kin, V1, qdot) if truth_fed else None
         q_m, qdot_m = encoders.read(q, qdot)
         out = controller.step(t, q_m, qdot_m, pose_sensor.deliver(t), mu_true=mu)
         monitor.update(q, qdot, out.saturated)
         if logged:
-            if mu is None:
-                mu = truth_model.locked_velocity(q, V1, qdot)     # for the evaluation only: after the tick
-            row = _evaluate(scenario, truth_model, controller, plant, out, t, g1, q, qdot, mu)
+            if mu is None:                                 # for the evaluation only: after the tick
+                kin = shape_inertias(truth_model, truth_model.scratch, q)
+                mu = locked_velocity(kin, V1, qdot)
+            row = _evaluate(scenario, truth_model, controller, plant, out, t, g1, q, qdot, mu, kin)
             if evaluate is not None:
                 row.update(evaluate(t, g1, q))
             log.append(row)
@@ -170,38 +174,38 @@ def run(scenario, progress=None, motion=None, evaluate=None):
             if progress and i % (every * 500) == 0:
                 progress(t)
         if i < ticks:
-            for _ in range(scenario.sim_substeps):
-                plant.step(out.tau)
+            plant.step(out.tau, scenario.sim_substeps)
     arrays = log.arrays()
     return arrays, summarize(scenario, arrays, J0, status, (sampling, limits), monitor)
 
 
-def _evaluate(scenario, model, controller, plant, out, t, g1, q, qdot, mu):
+def _evaluate(scenario, model, controller, plant, out, t, g1, q, qdot, mu, kin):
     obs = controller.observer
     return evaluation_row(model, obs.gains.L, controller.q_d, controller.shape_gains.stiffness, t, g1, q, qdot,
                           mu, obs.g_hat, out.mu_hat_o, out.tau, out.tau_hat_1, out.tau_hat_2,
-                          plant.momentum(), out.saturated)
+                          plant.momentum(), out.saturated, kin)
 
 
 def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o, tau, tau_hat_1, tau_hat_2,
-                   momentum, saturated):
+                   momentum, saturated, kin=None):
     """One logged row from ground truth and the controller's outputs: errors and the Lyapunov
-    candidate ``W`` of eq. 53 (``g_hat = None``: observer not started yet)."""
+    candidate ``W`` of eq. 53 (``g_hat = None``: observer not started yet; ``kin``: ``model``'s
+    :func:`~floating_base_control.kinematics.shape_inertias` at ``q``, if already computed)."""
     if g_hat is not None:
         eps = log(inv(g_hat) @ g1)
         mu_e = mu - mu_hat_o
     else:
         eps, mu_e = np.full(6, np.nan), np.full(6, np.nan)
     dq = q - q_d
-    mu_e_parts = [np.linalg.norm(mu_e[:3]), np.linalg.norm(mu_e[3:])]
-    kin = model.kinematics(q)
+    mu_e_parts = [norm(mu_e[:3]), norm(mu_e[3:])]
+    kin = kin if kin is not None else shape_inertias(model, model.scratch, np.asarray(q, dtype=float))
     W3 = 0.5 * qdot @ reduced_shape_inertia(kin) @ qdot
     W = 0.5 * eps @ L @ eps + 0.5 * mu_e @ kin.M_b @ mu_e + W3 + 0.5 * dq @ (stiffness * dq)
-    return {"t": t, "q": q, "dq_norm_deg": np.rad2deg(np.linalg.norm(dq)), "qdot_norm": np.linalg.norm(qdot),
-            "tau": tau, "tau_hat_1_norm": np.linalg.norm(tau_hat_1),
-            "tau_hat_2_norm": np.linalg.norm(tau_hat_2), "eps_norm": np.linalg.norm(eps),
-            "mu_e_norm": np.linalg.norm(mu_e), "eps_rot_norm": np.linalg.norm(eps[:3]),
-            "eps_pos_norm": np.linalg.norm(eps[3:]), "mu_e_omega_norm": mu_e_parts[0], "mu_e_v_norm": mu_e_parts[1],
+    return {"t": t, "q": q, "dq_norm_deg": np.rad2deg(norm(dq)), "qdot_norm": norm(qdot),
+            "tau": tau, "tau_hat_1_norm": norm(tau_hat_1),
+            "tau_hat_2_norm": norm(tau_hat_2), "eps_norm": norm(eps),
+            "mu_e_norm": norm(mu_e), "eps_rot_norm": norm(eps[:3]),
+            "eps_pos_norm": norm(eps[3:]), "mu_e_omega_norm": mu_e_parts[0], "mu_e_v_norm": mu_e_parts[1],
             "qdot": qdot, "mu": mu, "mu_hat_o": mu_hat_o,
             "momentum": momentum, "W": W, "W3": W3, "saturated": saturated}
 

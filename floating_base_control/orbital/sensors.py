@@ -42,9 +42,10 @@ class JointEncoders:
 
     def read(self, q, qdot):
         """Measured ``(q, qdot)`` from the true ones."""
+        if not self.resolution:       # one draw of both noises: the same stream as two, at every tick
+            noise = self._rng.standard_normal(q.size + qdot.size)
+            return q + self.q_noise * noise[:q.size], qdot + self.qdot_noise * noise[q.size:]
         q_m = q + self.q_noise * self._rng.standard_normal(q.shape)
-        if not self.resolution:
-            return q_m, qdot + self.qdot_noise * self._rng.standard_normal(qdot.shape)
         q_m = self.resolution * np.round(q_m / self.resolution)
         if self._q_prev is None:
             self._qdot = np.zeros_like(q_m)

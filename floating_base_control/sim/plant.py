@@ -149,8 +149,11 @@ class MujocoPlant:
             raise ModelError(f"MuJoCo model has no joints {missing}")
         self.qpos_idx = np.array([mj_model.jnt_qposadr[i] for i in ids])
         self.qvel_idx = np.array([mj_model.jnt_dofadr[i] for i in ids])
+        # the usual case, joints in MuJoCo's order: slices, which read without an index array
+        self._qpos_at, self._qvel_at = _as_slice(self.qpos_idx), _as_slice(self.qvel_idx)
         self.act_idx = np.array([mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_ACTUATOR, n)
                                  for n in joint_names])
+        self._act_at = _as_slice(self.act_idx)
         self.root = mj_model.jnt_bodyid[0]
         self.mass = mj_model.body_subtreemass[self.root]
         self.model_mismatch = {}     #: URDF joint damping/friction the controller's model lacks
@@ -213,28 +216,45 @@ class MujocoPlant:
         """Ground truth ``(g1, q, V1, qdot)`` (for evaluation only)."""
         d = self.data
         g1, _, V1, _ = from_mujoco(d.qpos[:7], d.qvel[:6])
-        return g1, d.qpos[self.qpos_idx].copy(), V1, d.qvel[self.qvel_idx].copy()
+        q, qdot = self.joint_state()
+        return g1, q, V1, qdot
 
     def joint_state(self):
         """``(q, qdot)`` as the joint encoders would read them, noise-free."""
-        return self.data.qpos[self.qpos_idx].copy(), self.data.qvel[self.qvel_idx].copy()
+        return self.data.qpos[self._qpos_at].copy(), self.data.qvel[self._qvel_at].copy()
 
-    def step(self, tau):
-        """Apply joint torques ``tau`` (clipped by MuJoCo to the effort limits) for one time step."""
-        self.data.ctrl[self.act_idx] = tau
-        if self.friction is not None:
+    def step(self, tau, nstep=1):
+        """Apply joint torques ``tau`` (clipped by MuJoCo to the effort limits) for ``nstep`` time steps."""
+        self.data.ctrl[self._act_at] = tau
+        if self.friction is None:
+            mujoco.mj_step(self.model, self.data, nstep)
+            return
+        for _ in range(nstep):          # the friction torque follows the velocity of each step
             self.data.qfrc_applied[self.qvel_idx] = -self.friction.torque(self.data.qvel[self.qvel_idx])
-        mujoco.mj_step(self.model, self.data)
+            mujoco.mj_step(self.model, self.data)
 
     def momentum(self):
         """Total spatial momentum ``[angular; linear]`` about the world origin, world axes, from
         MuJoCo's subtree quantities (independent of the package's model)."""
-        mujoco.mj_forward(self.model, self.data)      # mj_step leaves derived quantities one step old
-        mujoco.mj_subtreeVel(self.model, self.data)
+        m, d = self.model, self.data
+        # mj_step leaves derived quantities one step old: the positions and velocities stages of
+        # mj_forward (all that subtree momentum needs) at the current state
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        mujoco.mj_subtreeVel(m, d)
         r = self.root
-        p = self.mass * self.data.subtree_linvel[r]
-        com = self.data.subtree_com[r]
-        return np.concatenate([self.data.subtree_angmom[r] + np.cross(com, p), p])
+        p = self.mass * d.subtree_linvel[r]
+        (cx, cy, cz), (px, py, pz) = d.subtree_com[r], p
+        L = d.subtree_angmom[r] + (cy * pz - cz * py, cz * px - cx * pz, cx * py - cy * px)    # + com x p
+        return np.concatenate([L, p])
+
+
+def _as_slice(idx):
+    """``idx`` as a slice if it is a contiguous increasing range, else ``idx`` itself."""
+    if len(idx) and np.array_equal(idx, np.arange(idx[0], idx[0] + len(idx))):
+        return slice(int(idx[0]), int(idx[0]) + len(idx))
+    return idx
 
 
 #: Mass (kg) and principal moments (kg m^2) given to a massless moving body (MuJoCo needs > 1e-15).
