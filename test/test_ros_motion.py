@@ -37,7 +37,7 @@ CONTROLLER = {"control_rate_hz": 250.0, "task": "joint", "hold_on_activate": Tru
               "trajectory.max_acceleration": 1.0,
               **{f"stiffness.{j}": v for j, v in zip(JOINTS, STIFFNESS)},
               **{f"damping.{j}": v for j, v in zip(JOINTS, DAMPING)}}
-SIM = {"physics_rate_hz": 1000.0, "publish_rate_hz": 250.0, "q0": [float(x) for x in Q0],
+SIM = {"physics_rate_hz": 1000.0, "publish_rate_hz": 250.0, "q0": [float(x) for x in Q0], "lockstep": True,
        "mu0_omega_deg_s": [0.1, 0.0114, 0.0]}
 NODE = "/floating_base_controller"
 

@@ -166,3 +166,29 @@ def test_the_clock_is_the_stamps_time(sim):
     stamps = {stamp_to_seconds(msg.header.stamp) for _, msg in sim.joint_states}
     assert sum(t in stamps for t in sim.clock[-10:]) >= 8        # the same instants (the last may be in flight)
     assert np.all(np.diff(sim.clock) >= 0)
+
+
+def test_lockstep_steps_the_physics_only_with_commands():
+    """lockstep: without commands the robot stands still (stamps go on), each command moves it on."""
+    domain = ros_harness.domain_for(__name__ + ".lockstep")
+    proc = ros_harness.start_node("orbital_sim", domain, {**PARAMS, "lockstep": True, "lockstep_timeout": 10.0})
+    client = ros_harness.Client(domain, [])
+    try:
+        states = []
+        client.node.create_subscription(JointState, "/joint_states", states.append, 1000)
+        pub = client.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        assert client.wait_for(lambda: states, timeout=60.0), "the simulator publishes nothing"
+        q0 = states[-1].position
+        pub.publish(Float64MultiArray(data=[0.0] * 7))
+        assert client.wait_for(lambda: states[-1].position != q0), "a command did not move the physics on"
+        n = len(states)
+        assert client.wait_for(lambda: len(states) > n + 20)
+        standing = states[n:]
+        assert all(s.position == standing[0].position for s in standing)            # no command: no physics
+        assert stamp_to_seconds(standing[-1].header.stamp) - stamp_to_seconds(standing[0].header.stamp) > 0.05
+        pub.publish(Float64MultiArray(data=[0.0] * 7))
+        assert client.wait_for(lambda: states[-1].position != standing[-1].position)
+    finally:
+        client.close()
+        output = ros_harness.stop(proc)
+    assert "Traceback" not in output, output

@@ -26,7 +26,12 @@ simulator started paused: it publishes the initial joint states (freshly
 stamped, no pose samples, no ground truth) and starts the physics at the first
 command, so a run does not depend on how long the controller takes to start
 and to discover the simulator.  With ``publish_clock`` that time is also
-published on ``/clock`` (for nodes with ``use_sim_time``).
+published on ``/clock`` (for nodes with ``use_sim_time``).  With ``lockstep``
+the physics advances one publish period per command, as a simulator in
+lockstep with its controller does: after a joint state it stands still (a
+pause, as above) until a command comes, at most ``lockstep_timeout``; a
+controller that the machine stalls then finds the robot where it left it,
+instead of after tens of milliseconds under its last torque.
 """
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
@@ -84,6 +89,8 @@ class SimNode(Node):
         self.steps = self.paused = 0       # the stamp clock: t0 + (steps + paused) * dt
         self.t0 = None
         self.wait_for_command = p("wait_for_command")
+        self.lockstep, self.lockstep_timeout = p("lockstep"), p("lockstep_timeout")
+        self.commanded = False              # a command since the physics last stepped
         self.truth_every = max(1, round(p("publish_rate_hz") / p("ground_truth_rate_hz")))
         self.ticks = 0
         self.joint_pub = self.create_publisher(JointState, p("joint_states_topic"), 10)
@@ -132,7 +139,7 @@ class SimNode(Node):
             self.get_logger().warning(f"ignoring effort command {list(msg.data)}: needs {self.model.n} finite "
                                       "values", throttle_duration_sec=1.0)
             return
-        self.tau, self.cmd_time = tau, self._wall()
+        self.tau, self.cmd_time, self.commanded = tau, self._wall(), True
 
     def _tick(self, timer: TimerInfo):
         wall = self._wall()
@@ -145,7 +152,12 @@ class SimNode(Node):
             self.t0 = timer.expected_call_time.nanoseconds * 1e-9
         target = int((wall - self.t0) / self.dt)
         todo = (target - self.steps - self.paused) // self.per_tick * self.per_tick
-        if todo > self.max_catch_up:
+        if self.lockstep:
+            allowed = self.per_tick if self.commanded or wall - self.cmd_time > self.lockstep_timeout else 0
+            if todo > allowed:
+                self._pause(todo - allowed)
+                todo = allowed
+        elif todo > self.max_catch_up:
             self.get_logger().warning(f"{todo - self.max_catch_up} physics steps behind the wall clock: the "
                                       "simulation slows down", throttle_duration_sec=5.0)
             self._pause(todo - self.max_catch_up)                 # fall behind rather than jump
@@ -158,6 +170,7 @@ class SimNode(Node):
                 self.pose_sensor.sample(self._stamp_clock(), self.plant.state()[0])
         t = self._stamp_clock()
         self._publish_joint_state(self.t0 + t, applied)
+        self.commanded = self.commanded and todo <= 0     # a command counts for the state it answered
         self.ticks += 1
         if self.ticks % self.truth_every == 0:
             self._publish_truth(self.t0 + t, applied)

@@ -221,6 +221,10 @@ def sim_params():
         ParamSpec("command_timeout", 0.05, "apply zero torque when the last command is older (s)",
                   (0.001, 10.0), **ro),
         ParamSpec("wait_for_command", True, "start paused; run the physics from the first command on", **ro),
+        ParamSpec("lockstep", False, "after publishing a joint state, step on only once a command has come "
+                  "(at most lockstep_timeout of wall time): one publish period of physics per command, "
+                  "whatever the machine's load", **ro),
+        ParamSpec("lockstep_timeout", 0.1, "longest wait for a command in lockstep (wall s)", (0.001, 10.0), **ro),
         ParamSpec("publish_clock", False, "publish the simulated time on /clock (what every message is "
                   "stamped with), for nodes with use_sim_time", **ro),
         ParamSpec("seed", 0, "noise seed", **ro),
