@@ -8,6 +8,7 @@ publish on topics, subscribe, call parameter and lifecycle services.
 """
 import fcntl
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -54,7 +55,7 @@ def domain_for(name):
     domain taken as long as it lives."""
     if name not in _taken:
         LOCK_DIR.mkdir(exist_ok=True)
-        for domain in DOMAINS:
+        for domain in (d for d in DOMAINS if not in_use(d)):
             fd = os.open(LOCK_DIR / f"{domain}.lock", os.O_RDONLY | os.O_CREAT, 0o666)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -66,6 +67,15 @@ def domain_for(name):
         else:
             raise RuntimeError(f"every ROS domain in {DOMAINS} is taken (see the holders: fuser {LOCK_DIR}/*)")
     return _taken[name][0]
+
+
+def in_use(domain):
+    """Whether a Fast DDS participant has shared-memory ports of ``domain`` on this machine (RTPS ports
+    7400 + 250 domain + offset): one started without the lock, e.g. by a script with a fixed
+    ROS_DOMAIN_ID, or a file left behind (skipping it costs one id of a hundred)."""
+    base = 7400 + 250 * domain
+    return any(base <= int(m.group(1)) < base + 250
+               for m in map(re.compile(r"fastdds_port(\d+)").match, os.listdir("/dev/shm")) if m)
 
 
 def release_domains(prefix):

@@ -15,6 +15,7 @@ import sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 import ros_harness
 ros_harness.LOCK_DIR = ros_harness.Path(sys.argv[1])
+ros_harness.in_use = lambda domain: False
 print(ros_harness.domain_for("another run"), flush=True)
 sys.stdin.read()
 """
@@ -34,6 +35,7 @@ def free(domain):
 def test_another_process_gets_another_domain_and_a_node_keeps_its_domain_taken(tmp_path, monkeypatch):
     monkeypatch.setattr(ros_harness, "LOCK_DIR", tmp_path)         # no other run takes ids meanwhile
     monkeypatch.setattr(ros_harness, "_taken", {})
+    monkeypatch.setattr(ros_harness, "in_use", lambda domain: False)        # nor a participant without a lock
     other = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     try:
@@ -53,3 +55,17 @@ def test_another_process_gets_another_domain_and_a_node_keeps_its_domain_taken(t
         node.wait()
         ros_harness.release_domains(__name__)
     assert free(ours) and free(theirs)
+
+
+def test_a_domain_with_a_participant_that_took_no_lock_is_skipped(tmp_path, monkeypatch):
+    """A script with a fixed ROS_DOMAIN_ID in the tests' range: its shared-memory ports tell."""
+    monkeypatch.setattr(ros_harness, "LOCK_DIR", tmp_path)
+    monkeypatch.setattr(ros_harness, "_taken", {})
+    domain = ros_harness.DOMAINS[0]
+    client = ros_harness.Client(domain, [])                 # a participant, no lock
+    try:
+        assert ros_harness.in_use(domain)
+        assert ros_harness.domain_for(__name__ + "e") != domain
+    finally:
+        client.close()
+        ros_harness.release_domains(__name__)
