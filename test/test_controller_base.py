@@ -74,9 +74,12 @@ def test_leaving_the_active_state_sends_zero_once(context):
     assert len(node.sent) == n
 
 
-def test_a_bad_initial_parameter_value_is_named_at_start(context):
+def test_a_bad_initial_parameter_value_is_named_at_start_and_the_node_destroyed(context, monkeypatch):
+    destroyed, destroy = [], HopperControllerNode.destroy_node
+    monkeypatch.setattr(HopperControllerNode, "destroy_node", lambda node: (destroyed.append(node), destroy(node)))
     with pytest.raises(FloatingBaseError, match="liftoff_force .* touchdown_force"):
         HopperControllerNode(context=context, parameter_overrides=[Parameter("liftoff_force", value=5.0)])
+    assert len(destroyed) == 1          # not left to the garbage collector (its DDS teardown can hang a process)
 
 
 def test_hold_on_activate_sets_every_setpoint_to_the_measured_position_within_its_range(context):

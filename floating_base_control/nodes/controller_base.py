@@ -38,6 +38,8 @@ ERROR once it lasts longer than ``diagnostics.error_after``, and while inactive
 or finalized (then it stops publishing).  Messages carry no running numbers
 (aggregators and operators compare them); durations and counters are key-values.
 """
+import contextlib
+import functools
 import time
 from collections import deque
 
@@ -61,7 +63,28 @@ STOP_ACK_TIMEOUT = 0.5
 REPORT_HOLD = 1.0
 
 
+def _destroyed_on_failure(init):
+    """``init`` of a node class, destroying the node when it raises (a parameter out of its range, a
+    URDF that does not load).  Left to the garbage collector, the node's DDS participant is torn down
+    wherever a collection runs, and a Fast DDS thread waiting for the GIL that the collecting thread
+    holds can hang that process for good (seen: a test process stuck in a later test's XML parse)."""
+    @functools.wraps(init)
+    def init_or_destroy(self, *args, **kwargs):
+        try:
+            init(self, *args, **kwargs)
+        except BaseException:
+            with contextlib.suppress(Exception):         # a node that was never created, or destroyed already
+                self.destroy_node()
+            raise
+    return init_or_destroy
+
+
 class ControlNode(LifecycleNode):
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _destroyed_on_failure(cls.__init__)
+
     def __init__(self, name, specs, **kwargs):
         super().__init__(name, **kwargs)
         self.specs = {s.name: s for s in specs}
