@@ -8,6 +8,7 @@ this machine (the demo, the benchmarks and the tests).
 import os
 import signal
 import sys
+import time
 
 import rclpy
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
@@ -57,6 +58,20 @@ def node_command(module, params_file=None, overrides=()):
     return args
 
 
+#: After the lifecycle shutdown transition, how long the node goes on spinning before it is destroyed (s).
+SHUTDOWN_LINGER_S = 0.5
+
+
+def _linger(executor):
+    """Spin a little longer after the shutdown transition: its service response was sent inside the
+    last callback, and destroying the node at once can lose it before the client has read it (on a
+    loaded machine a `ros2 lifecycle set ... shutdown` then never hears back).  The node is
+    finalized: its callbacks publish nothing more."""
+    end = time.monotonic() + SHUTDOWN_LINGER_S
+    while time.monotonic() < end and rclpy.ok():
+        executor.spin_once(timeout_sec=0.05)
+
+
 def spin(node_class, args=None):
     """``main()`` of a node: one node on rclpy's events executor until SIGINT, SIGTERM or the
     lifecycle shutdown transition (the node's ``finalized``); exit status 0 in all three cases.
@@ -78,6 +93,8 @@ def spin(node_class, args=None):
     try:
         while not stop and rclpy.ok() and not getattr(node, "finalized", False):
             executor.spin_once(timeout_sec=0.1)
+        if not stop:
+            _linger(executor)
     finally:
         executor.shutdown()
         node.destroy_node()
