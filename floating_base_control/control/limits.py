@@ -19,17 +19,6 @@ def clip(tau, limits, neg_limits, out=None):
     return np.minimum(np.maximum(tau, neg_limits, out=out), limits, out=out)     # np.clip's wrapper costs more
 
 
-def position_margin(q, position_limits):
-    """Distance of each joint to its nearer position limit (negative: beyond it)."""
-    lo, hi = np.asarray(position_limits).T
-    return np.minimum(q - lo, hi - q)
-
-
-def velocity_margin(qdot, velocity_limits):
-    """``qdot_max - |qdot|`` per joint (negative: beyond the limit)."""
-    return velocity_limits - np.abs(qdot)
-
-
 class LimitMonitor:
     """Running extremes of the joint limits' margins and the torque saturation."""
 
@@ -42,12 +31,19 @@ class LimitMonitor:
         self.min_velocity_margin = np.full(n, np.inf)
         self.max_velocity_ratio = np.zeros(n)
         self.ticks = self.saturated_ticks = 0
+        self._lo, self._hi = (np.ascontiguousarray(x) for x in self.position_limits.T)
+        self._a, self._b = np.zeros(n), np.zeros(n)
 
     def update(self, q, qdot, saturated=False):
-        np.minimum(self.min_position_margin, position_margin(q, self.position_limits), out=self.min_position_margin)
-        np.minimum(self.min_velocity_margin, velocity_margin(qdot, self.velocity_limits),
+        """One tick: the position margin ``min(q - lo, hi - q)`` and the velocity margin ``qdot_max - |qdot|``
+        per joint (negative: beyond the limit), in preallocated buffers (the monitor runs at every tick)."""
+        a, b = self._a, self._b
+        np.minimum(np.subtract(q, self._lo, out=a), np.subtract(self._hi, q, out=b), out=a)
+        np.minimum(self.min_position_margin, a, out=self.min_position_margin)
+        speed = np.abs(qdot, out=a)
+        np.minimum(self.min_velocity_margin, np.subtract(self.velocity_limits, speed, out=b),
                    out=self.min_velocity_margin)
-        np.maximum(self.max_velocity_ratio, np.abs(qdot) / self.velocity_limits, out=self.max_velocity_ratio)
+        np.maximum(self.max_velocity_ratio, np.divide(speed, self.velocity_limits, out=b), out=self.max_velocity_ratio)
         self.ticks += 1
         self.saturated_ticks += bool(saturated)
 

@@ -64,7 +64,7 @@ class ControlOutput:
     @property
     def saturated(self):
         """A torque limit was hit."""
-        return bool((self.tau != self.tau_c + self._feedforward).any())     # the sum clipped, recomputed
+        return bool(np.count_nonzero(self.tau != self.tau_c + self._feedforward))   # the sum clipped, recomputed
 
     @property
     def tau_hat_1(self):

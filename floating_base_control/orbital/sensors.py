@@ -45,14 +45,21 @@ class JointEncoders:
         if not self.resolution:       # one draw of both noises: the same stream as two, at every tick
             noise = self._rng.standard_normal(q.size + qdot.size)
             return q + self.q_noise * noise[:q.size], qdot + self.qdot_noise * noise[q.size:]
-        q_m = q + self.q_noise * self._rng.standard_normal(q.shape)
-        q_m = self.resolution * np.round(q_m / self.resolution)
+        q_m = q + self.q_noise * self._rng.standard_normal(q.shape) if self.q_noise else q / self.resolution
+        if self.q_noise:
+            q_m /= self.resolution
+        np.round(q_m, out=q_m)
+        q_m *= self.resolution
         if self._q_prev is None:
             self._qdot = np.zeros_like(q_m)
-        else:
-            self._qdot = self._qdot + self._alpha * ((q_m - self._q_prev) / self.dt - self._qdot)
+        else:                           # qdot += alpha ((q_m - q_prev) / dt - qdot), in place
+            rate = np.subtract(q_m, self._q_prev, out=self._q_prev)
+            rate /= self.dt
+            rate -= self._qdot
+            rate *= self._alpha
+            self._qdot += rate
         self._q_prev = q_m
-        return q_m, self._qdot.copy()
+        return q_m.copy(), self._qdot.copy()
 
 
 @dataclass

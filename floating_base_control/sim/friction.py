@@ -34,8 +34,21 @@ class SigmoidFriction:
     phi3: tuple = PANDA_PHI3
     scale: tuple = (1.0,) * 7
 
-    def torque(self, qdot):
-        """Friction torque ``tau_f(qdot)`` (in the direction of the motion: subtract it)."""
+    def __post_init__(self):
+        # the per-joint constants, once: the plant evaluates the torque at every physics step
         phi1 = np.multiply(self.phi1, self.scale)
-        phi2, phi3 = np.asarray(self.phi2), np.asarray(self.phi3)
-        return phi1 / (1.0 + np.exp(-phi2 * (qdot + phi3))) - phi1 / (1.0 + np.exp(-phi2 * phi3))
+        phi2, phi3 = np.asarray(self.phi2, dtype=float), np.asarray(self.phi3, dtype=float)
+        constants = {"_phi1": phi1, "_minus_phi2": -phi2, "_phi3": phi3,
+                     "_at_rest": phi1 / (1.0 + np.exp(-phi2 * phi3)), "_buffer": np.zeros(phi1.shape)}
+        for name, value in constants.items():
+            object.__setattr__(self, name, value)
+
+    def torque(self, qdot, out=None):
+        """Friction torque ``tau_f(qdot)`` (in the direction of the motion: subtract it), into ``out``
+        if given."""
+        x = np.add(qdot, self._phi3, out=self._buffer)
+        np.multiply(self._minus_phi2, x, out=x)
+        np.exp(x, out=x)
+        x += 1.0
+        np.divide(self._phi1, x, out=x)
+        return np.subtract(x, self._at_rest, out=out)

@@ -159,6 +159,7 @@ class MujocoPlant:
         self.model_mismatch = {}     #: URDF joint damping/friction the controller's model lacks
         self.inertias_from_model = False   #: body inertias set from the model's merged bodies
         self.friction = None         #: joint friction (``sim/friction.py``): ``tau_f = friction.torque(qdot)``
+        self._friction_torque = np.zeros(len(ids))
 
     @classmethod
     def from_urdf(cls, urdf_path, model, geometry="none", joint_dynamics="urdf", **options):
@@ -225,13 +226,16 @@ class MujocoPlant:
 
     def step(self, tau, nstep=1):
         """Apply joint torques ``tau`` (clipped by MuJoCo to the effort limits) for ``nstep`` time steps."""
-        self.data.ctrl[self._act_at] = tau
+        m, d = self.model, self.data
+        d.ctrl[self._act_at] = tau
         if self.friction is None:
-            mujoco.mj_step(self.model, self.data, nstep)
+            mujoco.mj_step(m, d, nstep)
             return
+        qvel, qfrc, at, tau_f = d.qvel, d.qfrc_applied, self._qvel_at, self._friction_torque
         for _ in range(nstep):          # the friction torque follows the velocity of each step
-            self.data.qfrc_applied[self.qvel_idx] = -self.friction.torque(self.data.qvel[self.qvel_idx])
-            mujoco.mj_step(self.model, self.data)
+            np.negative(self.friction.torque(qvel[at], out=tau_f), out=tau_f)
+            qfrc[at] = tau_f
+            mujoco.mj_step(m, d)
 
     def momentum(self):
         """Total spatial momentum ``[angular; linear]`` about the world origin, world axes, from
