@@ -33,6 +33,12 @@ _ZERO_TWIST = np.zeros(6)
 _ZERO_TWIST.flags.writeable = False
 
 
+def _tau_hat_1(model, ws, mu, qdot, A_qdot, c_mu, tau_hat_2):
+    """Eq. 45, ``i = 1``: ``tau_hat_2`` plus the shape row of the ``(mu, qdot)`` CC forces (the kernel's
+    order; ``ws`` factored at the tick's shape, ``c_mu = c(V_mu)``)."""
+    return tau_hat_2 + shape_row(ws, mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu)[1])
+
+
 class ControlOutput:
     """What one control tick returns (the paper's ordering).
 
@@ -69,9 +75,12 @@ class ControlOutput:
     @property
     def tau_hat_1(self):
         """Eq. 45, ``i = 1``, at the mu used for compensation."""
-        if self._tau_hat_1 is None:
-            terms = self.terms if self._mu_c is None else self._model.rel_terms(self._q, self._qdot, self._mu_c)
-            self._tau_hat_1 = shape.tau_hat_1(terms)
+        if self._tau_hat_1 is None:       # the tick's kernel on the model's scratch workspace
+            model, ws, qdot = self._model, self._model.scratch, self._qdot
+            mu = self._mu_o if self._mu_c is None else self._mu_c[SWAP]
+            locked_inertia_factor(model, ws, self._q)
+            c_mu = mu_mu_cc_forces(model, ws, mu)
+            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A.dot(qdot, out=ws.A_qdot), c_mu, shape_row(ws, c_mu))
         return self._tau_hat_1
 
     @property
@@ -221,7 +230,7 @@ class OrbitalController:
             c_mu = mu_mu_cc_forces(model, ws, mu_c[SWAP])
         tau_hat_2 = shape_row(ws, c_mu)                  # eq. 45 at the compensation's mu
         if compensation == "tau1":
-            tau_hat_1 = tau_hat_2 + shape_row(ws, mu_qdot_cc_forces(model, ws, mu_o, qdot, A_qdot, c_mu)[1])
+            tau_hat_1 = _tau_hat_1(model, ws, mu_o, qdot, A_qdot, c_mu, tau_hat_2)
         del c_mu
         if self.motion is None:
             tau_c = self.task.torque(t, q, qdot, self._q_d, self._shape_gains)

@@ -36,7 +36,7 @@ class JointEncoders:
 
     def __post_init__(self):
         self._rng = np.random.default_rng(self.seed)
-        self._q_prev = self._qdot = None
+        self._q_prev = self._qdot = self._rate = None
         w = 2 * np.pi * self.velocity_filter_hz * self.dt
         self._alpha = w / (1.0 + w)
 
@@ -45,21 +45,21 @@ class JointEncoders:
         if not self.resolution:       # one draw of both noises: the same stream as two, at every tick
             noise = self._rng.standard_normal(q.size + qdot.size)
             return q + self.q_noise * noise[:q.size], qdot + self.qdot_noise * noise[q.size:]
-        q_m = q + self.q_noise * self._rng.standard_normal(q.shape) if self.q_noise else q / self.resolution
         if self.q_noise:
-            q_m /= self.resolution
+            q = q + self.q_noise * self._rng.standard_normal(q.shape)
+        q_m = q / self.resolution
         np.round(q_m, out=q_m)
         q_m *= self.resolution
         if self._q_prev is None:
-            self._qdot = np.zeros_like(q_m)
+            self._qdot, self._rate = np.zeros_like(q_m), np.zeros_like(q_m)
         else:                           # qdot += alpha ((q_m - q_prev) / dt - qdot), in place
-            rate = np.subtract(q_m, self._q_prev, out=self._q_prev)
+            rate = np.subtract(q_m, self._q_prev, out=self._rate)
             rate /= self.dt
             rate -= self._qdot
             rate *= self._alpha
             self._qdot += rate
-        self._q_prev = q_m
-        return q_m.copy(), self._qdot.copy()
+        self._q_prev = q_m              # a new array at every read: what the caller gets is never changed
+        return q_m, self._qdot.copy()
 
 
 @dataclass
