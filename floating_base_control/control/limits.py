@@ -20,37 +20,37 @@ def clip(tau, limits, neg_limits, out=None):
 
 
 class LimitMonitor:
-    """Running extremes of the joint limits' margins and the torque saturation."""
+    """Running extremes of the joint limits' margins and the torque saturation.
+
+    A tick keeps only the extremes of ``q`` and ``|qdot|``: the margins are monotonic in them (and so are
+    their floating-point roundings), so the worst margins follow exactly at :meth:`report`.
+    """
 
     def __init__(self, position_limits, velocity_limits):
         self.position_limits = np.asarray(position_limits, dtype=float)
         v = np.asarray(velocity_limits, dtype=float)
         self.velocity_limits = np.where(v > 0, v, np.inf)
         n = len(v)
-        self.min_position_margin = np.full(n, np.inf)
-        self.min_velocity_margin = np.full(n, np.inf)
-        self.max_velocity_ratio = np.zeros(n)
+        self.q_min, self.q_max, self.speed_max = np.full(n, np.inf), np.full(n, -np.inf), np.zeros(n)
+        self._speed = np.zeros(n)
         self.ticks = self.saturated_ticks = 0
-        self._lo, self._hi = (np.ascontiguousarray(x) for x in self.position_limits.T)
-        self._a, self._b = np.zeros(n), np.zeros(n)
 
     def update(self, q, qdot, saturated=False):
-        """One tick: the position margin ``min(q - lo, hi - q)`` and the velocity margin ``qdot_max - |qdot|``
-        per joint (negative: beyond the limit), in preallocated buffers (the monitor runs at every tick)."""
-        a, b = self._a, self._b
-        np.minimum(np.subtract(q, self._lo, out=a), np.subtract(self._hi, q, out=b), out=a)
-        np.minimum(self.min_position_margin, a, out=self.min_position_margin)
-        speed = np.abs(qdot, out=a)
-        np.minimum(self.min_velocity_margin, np.subtract(self.velocity_limits, speed, out=b),
-                   out=self.min_velocity_margin)
-        np.maximum(self.max_velocity_ratio, np.divide(speed, self.velocity_limits, out=b), out=self.max_velocity_ratio)
+        np.minimum(self.q_min, q, out=self.q_min)
+        np.maximum(self.q_max, q, out=self.q_max)
+        np.maximum(self.speed_max, np.abs(qdot, out=self._speed), out=self.speed_max)
         self.ticks += 1
         self.saturated_ticks += bool(saturated)
 
     def report(self):
-        """The numbers of ``summary.json`` and ``/diagnostics`` (per joint where a list)."""
-        return {"max_position_limit_overrun_rad": float(max(0.0, -self.min_position_margin.min())),
-                "max_velocity_limit_overrun_rad_s": float(max(0.0, -self.min_velocity_margin.min())),
-                "min_position_limit_margin_rad": self.min_position_margin.tolist(),
-                "max_velocity_limit_ratio": self.max_velocity_ratio.tolist(),
+        """The numbers of ``summary.json`` and ``/diagnostics`` (per joint where a list): the position margin
+        ``min(q - lo, hi - q)`` and the velocity margin ``qdot_max - |qdot|`` (negative: beyond the limit)
+        at their worst, and the largest ``|qdot| / qdot_max``."""
+        lo, hi = self.position_limits.T
+        position_margin = np.minimum(self.q_min - lo, hi - self.q_max)
+        velocity_margin = self.velocity_limits - self.speed_max
+        return {"max_position_limit_overrun_rad": float(max(0.0, -position_margin.min())),
+                "max_velocity_limit_overrun_rad_s": float(max(0.0, -velocity_margin.min())),
+                "min_position_limit_margin_rad": position_margin.tolist(),
+                "max_velocity_limit_ratio": (self.speed_max / self.velocity_limits).tolist(),
                 "torque_saturated_ticks_fraction": self.saturated_ticks / max(self.ticks, 1)}

@@ -122,7 +122,7 @@ class PoseSensor:
 
     def deliver(self, t):
         """Samples whose latency has elapsed by time ``t``: a list of ``(t_taken, g_meas)``, oldest first."""
-        if not self._pending:
+        if not self._pending or min(s[0] for s in self._pending) > t + 1e-12:     # the usual tick: none due
             return []
         out = sorted((s for s in self._pending if s[0] <= t + 1e-12), key=lambda s: s[1])
         if out:

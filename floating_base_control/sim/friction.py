@@ -46,9 +46,16 @@ class SigmoidFriction:
     def torque(self, qdot, out=None):
         """Friction torque ``tau_f(qdot)`` (in the direction of the motion: subtract it), into ``out``
         if given."""
+        return np.subtract(self._sigmoid(qdot), self._at_rest, out=out)
+
+    def opposing_torque(self, qdot, out=None):
+        """``-tau_f(qdot)``, what acts on the joints, into ``out`` if given (``a - b`` is exactly
+        ``-(b - a)`` in floating point: the same numbers as negating :meth:`torque`)."""
+        return np.subtract(self._at_rest, self._sigmoid(qdot), out=out)
+
+    def _sigmoid(self, qdot):
         x = np.add(qdot, self._phi3, out=self._buffer)
         np.multiply(self._minus_phi2, x, out=x)
         np.exp(x, out=x)
         x += 1.0
-        np.divide(self._phi1, x, out=x)
-        return np.subtract(x, self._at_rest, out=out)
+        return np.divide(self._phi1, x, out=x)

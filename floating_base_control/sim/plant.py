@@ -159,7 +159,6 @@ class MujocoPlant:
         self.model_mismatch = {}     #: URDF joint damping/friction the controller's model lacks
         self.inertias_from_model = False   #: body inertias set from the model's merged bodies
         self.friction = None         #: joint friction (``sim/friction.py``): ``tau_f = friction.torque(qdot)``
-        self._friction_torque = np.zeros(len(ids))
 
     @classmethod
     def from_urdf(cls, urdf_path, model, geometry="none", joint_dynamics="urdf", **options):
@@ -231,10 +230,9 @@ class MujocoPlant:
         if self.friction is None:
             mujoco.mj_step(m, d, nstep)
             return
-        qvel, qfrc, at, tau_f = d.qvel, d.qfrc_applied, self._qvel_at, self._friction_torque
+        qvel, qfrc, at, friction = d.qvel, d.qfrc_applied, self._qvel_at, self.friction
         for _ in range(nstep):          # the friction torque follows the velocity of each step
-            np.negative(self.friction.torque(qvel[at], out=tau_f), out=tau_f)
-            qfrc[at] = tau_f
+            qfrc[at] = friction.opposing_torque(qvel[at])
             mujoco.mj_step(m, d)
 
     def momentum(self):
