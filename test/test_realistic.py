@@ -21,6 +21,7 @@ def test_gaz_friction_is_zero_at_rest_opposes_motion_and_spans_phi1():
     qdot = np.linspace(-2, 2, 7)
     assert (f.torque(qdot) * qdot >= 0).all()                            # dissipative: tau_f qdot >= 0
     np.testing.assert_allclose(SigmoidFriction(scale=(2.0,) * 7).torque(qdot), 2 * f.torque(qdot))
+    assert (f.opposing_torque(qdot) == -f.torque(qdot)).all()           # what the plant applies, exactly
 
 
 def test_quantized_encoders_and_filtered_differentiation():

@@ -98,6 +98,25 @@ def test_limit_monitor_reports_overruns():
     assert r["torque_saturated_ticks_fraction"] == 0.5
 
 
+def test_limit_monitor_margins_are_exactly_the_worst_of_every_tick():
+    """The monitor keeps only the extremes of q and |qdot|; its margins must equal, bit for bit, the worst
+    of the margins worked out at every tick (min(q - lo, hi - q), qdot_max - |qdot|, |qdot| / qdot_max)."""
+    rng = np.random.default_rng(3)
+    limits = np.array([[-2.9, 2.9], [-1.76, 1.76], [-np.inf, np.inf], [-3.07, -0.07]])
+    v_max = np.array([2.175, 2.61, np.inf, 0.0])           # inf and 0: no velocity limit
+    monitor = LimitMonitor(limits, v_max)
+    qs, qdots = rng.uniform(-3.2, 3.2, (500, 4)), rng.normal(0, 2.0, (500, 4))
+    for q, qdot in zip(qs, qdots):
+        monitor.update(q, qdot)
+    v = np.where(v_max > 0, v_max, np.inf)
+    margins = np.minimum(qs - limits[:, 0], limits[:, 1] - qs).min(axis=0)
+    r = monitor.report()
+    assert r["min_position_limit_margin_rad"] == margins.tolist()
+    assert r["max_velocity_limit_ratio"] == (np.abs(qdots) / v).max(axis=0).tolist()
+    assert r["max_position_limit_overrun_rad"] == max(0.0, -margins.min())
+    assert r["max_velocity_limit_overrun_rad_s"] == max(0.0, -(v - np.abs(qdots)).min())
+
+
 def test_a_setpoint_near_a_limit_is_reached_within_position_and_velocity_limits():
     """Joint 6 sent 0.05 rad from its upper limit (the former loop overran it by 0.148 rad at 23 rad/s)."""
     q_d = list(orbital.OrbitalScenario().q_d)
