@@ -142,13 +142,14 @@ class PredictionHistory:
     half of them, and the live rows move to the front when they reach the end).
 
     Rows ``head .. tail - 1``: ``start`` time, duration ``dt``, the estimated twist ``V1`` (eq. 9,
-    Pinocchio's order) and the odometry ``D`` at the start (4x4; ``D`` is the product of every
-    increment of the prediction, never reset).
+    Pinocchio's order) and the odometry ``D`` at the start (a ``pin.SE3``, kept as the object the
+    observer made: never changed in place, and a sample's lookup needs no conversion; ``D`` is the
+    product of every increment of the prediction, never reset).
     """
 
     def __init__(self, capacity=1024):
         self.start, self.dt = np.zeros(capacity), np.zeros(capacity)
-        self.V1, self.D = np.zeros((capacity, 6)), np.zeros((capacity, 4, 4))
+        self.V1, self.D = np.zeros((capacity, 6)), [None] * capacity
         self.head = self.tail = 0
 
     def __len__(self):
@@ -159,7 +160,7 @@ class PredictionHistory:
         i = self.tail
         if i == len(self.start):
             i = self._make_room()
-        self.start[i], self.dt[i], self.V1[i], self.D[i] = start, dt, V1, D.homogeneous
+        self.start[i], self.dt[i], self.V1[i], self.D[i] = start, dt, V1, D
         self.tail = i + 1
 
     def drop_before(self, horizon):
@@ -177,7 +178,8 @@ class PredictionHistory:
         n = self.tail - self.head
         arrays = (self.start, self.dt, self.V1, self.D)
         if 2 * n > len(self.start):
-            self.start, self.dt, self.V1, self.D = (np.zeros((2 * len(a),) + a.shape[1:]) for a in arrays)
+            self.start, self.dt, self.V1 = (np.zeros((2 * len(a),) + a.shape[1:]) for a in arrays[:3])
+            self.D = [None] * (2 * len(self.D))
         for old, new in zip(arrays, (self.start, self.dt, self.V1, self.D)):
             new[:n] = old[live]
         self.head, self.tail = 0, n
@@ -315,13 +317,13 @@ class MomentumObserver:
         h = self._intervals
         i = h.head + int(np.searchsorted(h.start[h.head:h.tail], t, side="right")) - 1
         if i < h.head:
-            return se3(h.D[h.head]) if len(h) else self._odometry
-        into = t - h.start[i]
+            return h.D[h.head] if len(h) else self._odometry
+        into = t - float(h.start[i])
         if into == 0.0:                 # samples taken on a tick
-            return se3(h.D[i])
+            return h.D[i]
         if into < h.dt[i]:
-            return se3(h.D[i]) * pin.exp6(h.V1[i] * into)
-        return se3(h.D[i + 1]) if i + 1 < h.tail else self._odometry
+            return h.D[i] * pin.exp6(h.V1[i] * into)
+        return h.D[i + 1] if i + 1 < h.tail else self._odometry
 
     def _carry(self, t_meas):
         """``D(t_meas)^-1 D(now)``: what carries a sample taken at ``t_meas`` forward to now.  Kept
