@@ -22,8 +22,10 @@ stops the ticks, then sends zero commands once and waits (briefly) until every
 subscriber acknowledged them, since an effort interface keeps the last command;
 subclasses list their command publishers in ``command_publishers``.  A subclass whose step must follow
 each new set of inputs sets ``tick_on_input`` and calls :meth:`input_tick`
-when one is complete; the timer then only ticks (with the safe command) when
-inputs stop arriving.  Work that need not delay the command (publishing
+when one is complete; the timer is then a watchdog, re-armed by every step, that
+fires (and ticks, with the safe command) only when inputs stop arriving: while they
+flow it never wakes the process (a timer's wake-up costs about 70 us of CPU,
+measured: a tenth of the node's tick).  Work that need not delay the command (publishing
 estimates) goes in ``after_tick``, which runs after the command is published;
 then, with ``gc_between_ticks``, the garbage collector's young generations
 (``realtime.CollectBetweenTicks``: nothing is collected inside a step).
@@ -152,7 +154,8 @@ class ControlNode(LifecycleNode):
             self.stats = LoopStats(keep_all=bool(self._p("timing_log")))
             self.reasons, self.tick = [], 0
             self.diag_pub = self.create_publisher(m.DiagnosticArray, "/diagnostics", 10)
-            self.diag_timer = self.create_timer(1.0 / self._p("diagnostics_rate_hz"), self._publish_diagnostics)
+            self.diag_timer = self.create_timer(1.0 / self._p("diagnostics_rate_hz"),
+                                                rt.timer_callback(self._publish_diagnostics))
             self.watchdog = Watchdog(None)
             self.mapper = m.JointStateMapper(self.model.joint_names)
             self.limit_check = JointLimitCheck(self.model.joint_names, self.model.position_limits,
@@ -173,7 +176,10 @@ class ControlNode(LifecycleNode):
 
     def on_activate(self, state):
         period = 1.0 / self._p("control_rate_hz")
-        self.timer = self.create_timer(period, self._watchdog_tick if self.tick_on_input else self._tick)
+        if self.tick_on_input:          # the watchdog: two periods without an input tick
+            self.timer = self.create_timer(2.0 * period, rt.timer_callback(self._watchdog_tick))
+        else:
+            self.timer = self.create_timer(period, rt.timer_callback(self._tick))
         self.active = True
         if self.has_parameter("gc_between_ticks") and self._p("gc_between_ticks"):
             self.collector.start()
@@ -183,9 +189,11 @@ class ControlNode(LifecycleNode):
         """A complete new set of inputs arrived: one control step now (``tick_on_input``)."""
         if self.active:
             self._tick()
+            self.timer.reset()
 
     def _watchdog_tick(self):
-        if self.now() - self.last_tick > 2.0 / self._p("control_rate_hz"):
+        # an input tick may have run between this timer's firing and its callback
+        if self.now() - self.last_tick > 1.0 / self._p("control_rate_hz"):
             self._tick()
 
     def on_deactivate(self, state):

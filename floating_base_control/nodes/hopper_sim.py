@@ -68,7 +68,7 @@ class HopperSimNode(Node):
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
         self.create_subscription(Float64MultiArray, p("base_torque_topic"), self._on_base_torque, rt.LATEST_ONLY)
         self.joint_msg = JointState(name=list(self.model.joint_names))
-        self.create_timer(1.0 / (p("publish_rate_hz") * p("real_time_factor")), self._tick)
+        self.create_timer(1.0 / (p("publish_rate_hz") * p("real_time_factor")), rt.timer_callback(self._tick))
 
     def _p(self, name):
         return self.get_parameter(name).value

@@ -102,7 +102,7 @@ class SimNode(Node):
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
         self._preallocate_messages(p("world_frame"), p("base_frame"))
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p("publish_clock") else None
-        self.create_timer(1.0 / p("publish_rate_hz"), self._tick)
+        self.create_timer(1.0 / p("publish_rate_hz"), rt.timer_callback(self._tick))
         self.collector = CollectBetweenTicks()      # the joint states keep their period: no GC inside a tick
         self.collector.start()
 

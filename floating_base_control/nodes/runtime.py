@@ -5,6 +5,7 @@ the ``ParameterDescriptor`` that rclpy enforces (ranges: rqt_reconfigure sliders
 ``local_env``/``node_command`` start nodes as separate processes whose DDS traffic stays on
 this machine (the demo, the benchmarks and the tests).
 """
+import inspect
 import os
 import signal
 import sys
@@ -38,6 +39,17 @@ def descriptor(spec):
     if spec.choices:
         d.additional_constraints = "one of: " + ", ".join(spec.choices)
     return d
+
+
+def timer_callback(callback):
+    """``callback`` for ``create_timer``, its signature computed once.  rclpy's EventsExecutor asks for a
+    timer callback's signature at every call (to pass a ``TimerInfo`` or not): about 50 us of CPU per call
+    for a bound method, measured, which at 1 kHz is a twentieth of a core; a ``__signature__`` answers at
+    once."""
+    def call(*args):
+        return callback(*args)
+    call.__signature__ = inspect.signature(callback)
+    return call
 
 
 def local_env(domain_id):
