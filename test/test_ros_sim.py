@@ -87,8 +87,8 @@ def test_rates_names_and_pose_latency(sim):
 def test_stamps_stay_on_one_clock_when_the_simulator_falls_behind(sim):
     """The process stopped for 0.5 s (a loaded machine does that for a moment): the physics stands
     still meanwhile, and every sample keeps the stamp of the time it was taken: joint states on the
-    200 Hz grid, pose samples on the 10 Hz grid (those due during the stop too), none delivered
-    before its 50 ms latency."""
+    200 Hz grid, each a new one, pose samples on the 10 Hz grid (those due during the stop too), none
+    delivered before its 50 ms latency."""
     started(sim)
     sim.joint_states.clear(), sim.poses.clear()
     assert sim.wait_for(lambda: len(sim.poses) >= 2, timeout=30.0)
@@ -98,7 +98,8 @@ def test_stamps_stay_on_one_clock_when_the_simulator_falls_behind(sim):
     assert sim.wait_for(lambda: len(sim.poses) >= 12, timeout=30.0)
     stamps = np.array([stamp_to_seconds(m.header.stamp) for _, m in sim.joint_states])
     steps = np.diff(stamps) / 0.005
-    assert np.allclose(steps, np.round(steps), atol=1e-3) and steps.min() >= 0     # the 200 Hz grid
+    assert np.allclose(steps, np.round(steps), atol=1e-3)                         # the 200 Hz grid
+    assert steps.min() > 0.5          # every joint state a new sample (none again after a tick that caught up)
     assert np.diff(stamps).max() > 0.3                                             # the stop was seen
     pose_stamps = [stamp_to_seconds(m.header.stamp) for _, m in sim.poses]
     assert np.allclose(np.diff(pose_stamps), 0.1, atol=1e-6), np.diff(pose_stamps)
@@ -192,3 +193,31 @@ def test_lockstep_steps_the_physics_only_with_commands():
         client.close()
         output = ros_harness.stop(proc)
     assert "Traceback" not in output, output
+
+
+def test_a_timer_firing_right_after_a_late_tick_that_caught_up_publishes_nothing_again():
+    """The tick due at one period ran 1.2 periods late and stepped the physics through the next period
+    too; the timer then fires at once for that next period: nothing new to publish (publishing the same
+    sample again made the controller step twice on it).  In process, with the node's wall clock set."""
+    from types import SimpleNamespace
+
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from floating_base_control.nodes.orbital_sim import SimNode
+
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=ros_harness.domain_for(__name__ + ".in_process"))
+    try:
+        node = SimNode(context=context, parameter_overrides=[Parameter("wait_for_command", value=False)])
+        period, wall, published = 1e-3, [100.0], []
+        node._wall = lambda: wall[0]
+        node._publish_joint_state = lambda t, applied: published.append(round((t - 100.0) / period, 6))
+        info = SimpleNamespace(expected_call_time=SimpleNamespace(nanoseconds=100_000_000_000))
+        for late in (0.0, 2.2, 2.25, 3.1):        # in periods since the first tick
+            wall[0] = 100.0 + late * period
+            node._tick(info)
+        assert published == [0.0, 2.0, 3.0]
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)

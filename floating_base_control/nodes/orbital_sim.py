@@ -87,6 +87,7 @@ class SimNode(Node):
         self.cmd_time = -np.inf
         self.command_timeout = p("command_timeout")
         self.steps = self.paused = 0       # the stamp clock: t0 + (steps + paused) * dt
+        self._published = None             # the stamp clock of the last joint state published
         self.t0 = None
         self.wait_for_command = p("wait_for_command")
         self.lockstep, self.lockstep_timeout = p("lockstep"), p("lockstep_timeout")
@@ -169,8 +170,13 @@ class SimNode(Node):
             if self.pose_sensor.due(self._stamp_clock()):      # sampled on its own clock, not the tick's
                 self.pose_sensor.sample(self._stamp_clock(), self.plant.state()[0])
         t = self._stamp_clock()
-        self._publish_joint_state(self.t0 + t, applied)
         self.commanded = self.commanded and todo <= 0     # a command counts for the state it answered
+        if t == self._published:
+            # the timer firing again at once after a late tick that caught up: the same sample again
+            # would only make the controller step twice on it
+            return
+        self._published = t
+        self._publish_joint_state(self.t0 + t, applied)
         self.ticks += 1
         if self.ticks % self.truth_every == 0:
             self._publish_truth(self.t0 + t, applied)
