@@ -89,6 +89,7 @@ class ControlNode(LifecycleNode):
 
     def __init__(self, name, specs, **kwargs):
         super().__init__(name, **kwargs)
+        self._seconds = rt.clock_seconds(self)
         self.specs = {s.name: s for s in specs}
         for spec in specs:
             if not self.has_parameter(spec.name):
@@ -304,7 +305,7 @@ class ControlNode(LifecycleNode):
     # -- the control tick -------------------------------------------------------------
 
     def now(self):
-        return self.get_clock().now().nanoseconds * 1e-9
+        return self._seconds()
 
     def _tick(self):
         if not self.active:               # queued before the node left the active state

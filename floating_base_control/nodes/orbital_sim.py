@@ -58,6 +58,7 @@ MAX_CATCH_UP = 20
 class SimNode(Node):
     def __init__(self, **kwargs):
         super().__init__("mujoco_sim", **kwargs)
+        self._wall = rt.clock_seconds(self)
         for spec in sim_params():
             self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
         p = self._p
@@ -130,9 +131,6 @@ class SimNode(Node):
     def destroy_node(self):
         self.collector.stop()
         super().destroy_node()
-
-    def _wall(self):
-        return self.get_clock().now().nanoseconds * 1e-9
 
     def _on_command(self, msg):
         tau = m.effort_command(msg.data, self.cmd_index)

@@ -52,6 +52,14 @@ def timer_callback(callback):
     return call
 
 
+def clock_seconds(node):
+    """The node's clock (ROS time: simulated with ``use_sim_time``) as a function returning seconds.
+    ``Clock.now()`` builds and checks a ``Time`` at every call (9 us against 2 us for its handle's reading,
+    measured), and a 1 kHz node reads its clock several times a tick."""
+    handle = node.get_clock().handle
+    return lambda: handle.get_now().nanoseconds * 1e-9
+
+
 def local_env(domain_id):
     """The environment of a node process kept on this machine, in ROS domain ``domain_id``."""
     env = dict(os.environ, **LOCAL_DDS)
