@@ -32,17 +32,19 @@ def test_timer_callback_keeps_the_signature_and_the_executor_still_passes_timer_
     try:
         node = rclpy.create_node("timer_callback_test", context=context)
         executor = EventsExecutor(context=context)
-        executor.add_node(node)
-        node.create_timer(0.01, callback)
-        deadline = time.monotonic() + 30.0
-        while len(ticker.calls) < 3 and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=0.1)
+        try:
+            executor.add_node(node)
+            node.create_timer(0.01, callback)
+            deadline = time.monotonic() + 30.0
+            while len(ticker.calls) < 3 and time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=0.1)
+        finally:
+            executor.shutdown()
+            node.destroy_node()
         assert len(ticker.calls) >= 3
         assert all(isinstance(info, TimerInfo) for info in ticker.calls)
         expected = [info.expected_call_time.nanoseconds for info in ticker.calls]
         assert all((b - a) % 10_000_000 == 0 for a, b in zip(expected, expected[1:]))   # on the timer's grid
-        executor.shutdown()
-        node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
         ros_harness.release_domains(__name__)

@@ -209,15 +209,18 @@ def test_a_timer_firing_right_after_a_late_tick_that_caught_up_publishes_nothing
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=ros_harness.domain_for(__name__ + ".in_process"))
     try:
+        # the node takes the garbage collector over while it lives (realtime.CollectBetweenTicks)
         node = SimNode(context=context, parameter_overrides=[Parameter("wait_for_command", value=False)])
-        period, wall, published = 1e-3, [100.0], []
-        node._wall = lambda: wall[0]
-        node._publish_joint_state = lambda t, applied: published.append(round((t - 100.0) / period, 6))
-        info = SimpleNamespace(expected_call_time=SimpleNamespace(nanoseconds=100_000_000_000))
-        for late in (0.0, 2.2, 2.25, 3.1):        # in periods since the first tick
-            wall[0] = 100.0 + late * period
-            node._tick(info)
-        assert published == [0.0, 2.0, 3.0]
-        node.destroy_node()
+        try:
+            period, wall, published = 1e-3, [100.0], []
+            node._wall = lambda: wall[0]
+            node._publish_joint_state = lambda t, applied: published.append(round((t - 100.0) / period, 6))
+            info = SimpleNamespace(expected_call_time=SimpleNamespace(nanoseconds=100_000_000_000))
+            for late in (0.0, 2.2, 2.25, 3.1):        # in periods since the first tick
+                wall[0] = 100.0 + late * period
+                node._tick(info)
+            assert published == [0.0, 2.0, 3.0]
+        finally:
+            node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
