@@ -13,7 +13,8 @@ Ground truth, for evaluation only, on ``~/ground_truth`` (nav_msgs/Odometry),
 MuJoCo's own subtree quantities).
 
 Time: the physics keeps up with the wall clock (several steps per tick when a
-tick is late) and every message is stamped on one clock: the start's wall time
+tick is late; a tick that then finds no new period publishes nothing, rather
+than the same sample again) and every message is stamped on one clock: the start's wall time
 plus the steps of physics and, when the machine is too loaded to catch up, the
 steps the physics stood still (a pause: samples due meanwhile see the state it
 stands in).  So a sample is stamped with the time it was taken, and the stamps
