@@ -186,16 +186,14 @@ def test_a_late_sample_is_carried_forward_by_the_stored_increments(orbital, rng)
 def test_prediction_history_keeps_its_rows_in_order_when_they_move_or_grow():
     """The observer's preallocated history moves its live rows to the front and grows (a longer history
     than it was sized for) without losing or reordering an increment: it keeps what a list would."""
-    import pinocchio as pin
     history, kept = PredictionHistory(8), []
     for k in range(200):
         window = 3 if k < 100 else 20                    # outgrows 8 rows after tick 100
-        D = pin.SE3(np.eye(3), np.array([k, 0.0, 0.0]))
-        history.push(float(k), 1.0, np.full(6, float(k)), D)
-        kept.append(k)
-        history.drop_before(k - window)
-        kept = [j for j in kept if j >= k - window]
+        D = np.eye(4)
+        D[0, 3] = k
+        history.record(float(k), 1.0, np.full(6, float(k)), D, k - window)
+        kept = [j for j in kept if j >= k - window] + [k]
         rows = slice(history.head, history.tail)
         assert history.start[rows].tolist() == kept
-        assert history.V1[rows, 0].tolist() == kept and [D.translation[0] for D in history.D[rows]] == kept
+        assert history.V1[rows, 0].tolist() == kept and history.D[rows, 0, 3].tolist() == kept
     assert len(history.start) > 8                        # it grew (and moved its rows before and after)

@@ -20,7 +20,7 @@ NODES = {"orbital_controller": "ControllerNode", "orbital_sim": "SimNode",
 #: Python module -> rosdep key, where they differ (message and ROS packages are named alike).
 ROSDEP_KEYS = {"numpy": "python3-numpy", "scipy": "python3-scipy", "transforms3d": "python3-transforms3d",
                "matplotlib": "python3-matplotlib", "mujoco": "python3-mujoco", "yaml": "python3-yaml",
-               "pinocchio": "pinocchio"}
+               "pinocchio": "pinocchio", "numba": "python3-numba"}
 
 
 def package_imports():

@@ -6,6 +6,8 @@ and velocity limit (rad/s) a joint went; the goal is zero.
 """
 import numpy as np
 
+from ..compiled import R1, W1, kernel
+
 
 def saturate(tau, limits):
     """``tau`` clipped to ``[-limits, limits]``, and whether any entry was clipped."""
@@ -17,6 +19,14 @@ def clip(tau, limits, neg_limits, out=None):
     """``tau`` clipped to ``[neg_limits, limits]`` (``neg_limits = -limits``, kept by a control loop), into
     ``out`` if given (which may be ``tau``)."""
     return np.minimum(np.maximum(tau, neg_limits, out=out), limits, out=out)     # np.clip's wrapper costs more
+
+
+@kernel(R1, R1, R1, W1)
+def saturated_sum(tau_c, feedforward, limits, out):
+    """``tau_c + feedforward`` clipped to ``[-limits, limits]`` into ``out`` (the command of eq. 45)."""
+    for j in range(len(out)):
+        out[j] = min(max(tau_c[j] + feedforward[j], -limits[j]), limits[j])
+    return out
 
 
 class LimitMonitor:

@@ -26,10 +26,12 @@ inside the margins and the integral constant)::
 The controller names of campaigns combine the task law and eq. 45's
 compensation: :data:`CONTROLLERS`.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..compiled import F, R1, W1, kernel
 from ..validation import InputError
 from .shape import task_torque
 
@@ -68,34 +70,24 @@ def check_setpoint(q_d, position_limits):
     return q_d
 
 
-def reference_step(q_r, qdot_r, target, v_max, a_max, dt, scratch=None):
+@kernel(W1, W1, R1, R1, F, F)
+def reference_step(q_r, qdot_r, target, v_max, a_max, dt):
     """One tick of the rate-limited reference (in place): toward ``target`` at most ``v_max``, accelerating
-    at most ``a_max``, braking to arrive at rest.  ``scratch``: three ``n``-arrays for the temporaries (a
-    control loop keeps one; ``None``: allocated here)."""
-    e, abs_e, v = (np.empty(len(q_r)) for _ in range(3)) if scratch is None else scratch
-    np.subtract(target, q_r, out=e)
-    # at rest on the target, the step below leaves the reference there (count_nonzero: a fraction of the
-    # cost of ndarray.any(), a reduction)
-    if not (np.count_nonzero(e) or np.count_nonzero(qdot_r)):
-        return
+    at most ``a_max``, braking to arrive at rest."""
     step = a_max * dt
-    np.abs(e, out=abs_e)
-    arrived = (abs_e <= step * dt) & (np.abs(qdot_r, out=v) <= step)
-    # the speed from which braking at a_max, one tick at a time, stops exactly at the target
-    np.multiply(2.0, abs_e, out=v)
-    v /= step * dt
-    v += 0.25
-    np.sqrt(v, out=v)
-    v -= 0.5
-    v *= step
-    np.minimum(v_max, v, out=v)
-    v *= np.sign(e, out=e)                  # v_des
-    v -= qdot_r
-    np.minimum(np.maximum(v, -step, out=v), step, out=v)
-    qdot_r += v
-    q_r += np.multiply(qdot_r, dt, out=v)
-    np.copyto(q_r, target, where=arrived)
-    np.copyto(qdot_r, 0.0, where=arrived)
+    step_dt = step * dt
+    for j in range(len(q_r)):
+        e = target[j] - q_r[j]
+        if e == 0.0 and qdot_r[j] == 0.0:       # at rest on the target: stays there
+            continue
+        if abs(e) <= step_dt and abs(qdot_r[j]) <= step:
+            q_r[j], qdot_r[j] = target[j], 0.0
+            continue
+        # the speed from which braking at a_max, one tick at a time, stops exactly at the target
+        v = (math.sqrt(2.0 * abs(e) / step_dt + 0.25) - 0.5) * step
+        v = min(v_max[j], v) * (1.0 if e > 0.0 else -1.0 if e < 0.0 else 0.0)      # v_des
+        qdot_r[j] += min(max(v - qdot_r[j], -step), step)
+        q_r[j] += qdot_r[j] * dt
 
 
 def integral_step(z, e, dt, k_i, clamp, tau, tau_limits):
@@ -113,14 +105,30 @@ def limit_potential_gradient(q, position_limits, stiffness, margin):
     return margin_overrun_gradient(q, lo + margin, hi - margin, stiffness, np.empty(len(q)))
 
 
+@kernel(R1, R1, R1, R1, W1)
 def margin_overrun_gradient(q, lower, upper, stiffness, out):
     """``dPhi_lim / dq = K_lim (q - clip(q, lower, upper))`` into ``out``, with the margins
     ``lower = lo + m <= upper = hi - m``: at most one side is beyond its margin, and ``q - lower``
     is exactly ``-(lower - q)``, so this is the two-sided sum of the module docstring."""
-    np.maximum(q, lower, out=out)
-    np.minimum(out, upper, out=out)
-    np.subtract(q, out, out=out)
-    return np.multiply(stiffness, out, out=out)
+    for j in range(len(q)):
+        out[j] = stiffness[j] * (q[j] - min(max(q[j], lower[j]), upper[j]))
+    return out
+
+
+@kernel(R1, R1, R1, R1, R1, R1, R1, R1, R1, W1, W1)
+def shaped_task_torque(q, qdot, r, x_lower, x_upper, limit_gains, pd_gains, integral, z, e, out):
+    """``tau_c`` of the extended eq. 52 into ``out`` (see the module docstring), on stacked ``x = [q; qdot]``
+    about the reference ``r = [q_r; qdot_r]``: ``-([K; D_q] (x - r) + [K_lim; d_v] (x - clip(x, ...)))``
+    summed over the two halves, ``- K_i z``; ``e = q - q_r`` (what the integral integrates)."""
+    n = len(q)
+    for j in range(n):
+        e[j] = q[j] - r[j]
+        position = limit_gains[j] * (q[j] - min(max(q[j], x_lower[j]), x_upper[j])) + pd_gains[j] * e[j]
+        speed = qdot[j]
+        velocity = (limit_gains[n + j] * (speed - min(max(speed, x_lower[n + j]), x_upper[n + j]))
+                    + pd_gains[n + j] * (speed - r[n + j]))
+        out[j] = -(position + velocity) - integral[j] * z[j]
+    return out
 
 
 class TaskController:
@@ -129,7 +137,8 @@ class TaskController:
     and the integral at zero.
 
     What the limits imply (margins, reference speed, gains of the limit terms) is derived once here, and a
-    tick fills preallocated buffers: :meth:`torque` allocates only the ``tau_c`` it returns.
+    tick is two compiled kernels over preallocated buffers: :meth:`torque` allocates only the ``tau_c`` it
+    returns.
     """
 
     def __init__(self, position_limits, velocity_limits, effort_limits, limits=None, restart_after_s=0.1):
@@ -145,10 +154,9 @@ class TaskController:
         self.guard_damping = np.where(np.isfinite(finite_v), effort / finite_v, 0.0)
         self.integral_clamp = self.limits.integral_clamp * effort
         self.restart_after_s = restart_after_s
-        # The tick works on stacked [q; qdot]: the PD terms are [K; D_q] * ([q; qdot] - [q_r; qdot_r]) and the
-        # two limit terms are [K_lim; d_v] * (x - clip(x, lower, upper)) with the margins lo + m <= hi - m and
-        # the guard speeds -f_g qdot_max <= f_g qdot_max (see margin_overrun_gradient): two halves of the
-        # same few array operations.
+        # The tick works on stacked [q; qdot] (shaped_task_torque): the PD terms are [K; D_q] * ([q; qdot] -
+        # [q_r; qdot_r]) and the two limit terms are [K_lim; d_v] * (x - clip(x, lower, upper)) with the margins
+        # lo + m <= hi - m and the guard speeds -f_g qdot_max <= f_g qdot_max (see margin_overrun_gradient).
         self._lower, self._upper = lo + self.margin, hi - self.margin
         self._reference_speed = self.limits.speed_fraction * self.v_max
         guard_speed = self.limits.guard_fraction * self.v_max
@@ -159,12 +167,10 @@ class TaskController:
         self._r = np.zeros(2 * n)           # [q_r; qdot_r]
         self.q_r, self.qdot_r, self.z = self._r[:n], self._r[n:], np.zeros(n)
         self.t = None
-        self._x, self._error, self._terms, self._pd = (np.zeros(2 * n) for _ in range(4))
-        self._e = self._error[:n]           # q - q_r (or q - q_d): what the integral integrates
+        self._e = np.zeros(n)               # q - q_r (or q - q_d): what the integral integrates
         self._dt = 0.0
         self._pd_gains = self._pd_gains_of = None
         self._target, self._tau, self._term = np.zeros(n), np.zeros(n), np.zeros(n)
-        self._reference_scratch = (np.zeros(n), np.zeros(n), np.zeros(n))
 
     def target(self, q_d, out=None):
         """Where the reference goes: ``q_d`` kept out of the limit margins."""
@@ -177,24 +183,15 @@ class TaskController:
             self.q_r[:], self.qdot_r[:], self.z[:], dt = q, 0.0, 0.0, 0.0
         else:
             reference_step(self.q_r, self.qdot_r, self.target(q_d, self._target), self._reference_speed,
-                           self.limits.acceleration, dt, self._reference_scratch)
+                           self.limits.acceleration, dt)
         self.t, self._dt = t, dt
         tau, term = self._tau, self._term
         if not self.limits.shaping:
             np.subtract(q, q_d, out=self._e)
             task_torque(q, qdot, q_d, gains, tau, term)
             return tau - np.multiply(gains.integral, self.z, out=term)
-        n = len(q)
-        x, error, terms = self._x, self._error, self._terms
-        x[:n], x[n:] = q, qdot
-        np.subtract(x, self._r, out=error)          # its first half is self._e = q - q_r
-        margin_overrun_gradient(x, self._x_lower, self._x_upper, self._limit_gains, terms)
-        terms += np.multiply(self._stacked_gains(gains), error, out=self._pd)
-        tau = np.add(terms[:n], terms[n:])
-        np.negative(tau, out=tau)                 # -(K (q - q_r) + D_q (qdot - qdot_r) + limit terms)
-        if np.count_nonzero(gains.integral):      # a fraction of the cost of ndarray.any()
-            tau -= np.multiply(gains.integral, self.z, out=term)
-        return tau
+        return shaped_task_torque(q, qdot, self._r, self._x_lower, self._x_upper, self._limit_gains,
+                                  self._stacked_gains(gains), gains.integral, self.z, self._e, np.empty(len(q)))
 
     def _stacked_gains(self, gains):
         """``[K; D_q]`` of ``gains`` (stacked once per gains object: the node replaces them, never edits)."""

@@ -29,6 +29,7 @@ import numpy as np
 import pinocchio as pin
 from scipy.linalg.lapack import dposv, dpotrs
 
+from ..compiled import R1, R2, W1, kernel
 from ..lie import SWAP, ad_tilde
 from ..linalg import spd_solve
 from ..validation import FloatingBaseError
@@ -107,6 +108,17 @@ def shape_row(ws, c):
     """Shape row of CC forces ``c`` (Pinocchio's order): ``c_q - A_l^T c_b`` (Lemma 2); of each row
     of ``c`` if it has several (one product for all)."""
     return c[..., 6:] - c[..., :6].dot(ws.A)
+
+
+@kernel(R1, R2, W1)
+def shape_row_into(c, A, out):
+    """:func:`shape_row` of one force vector ``c`` into ``out`` (the tick's compensation, eq. 45)."""
+    for j in range(len(out)):
+        x = c[6 + j]
+        for i in range(6):
+            x -= c[i] * A[i, j]
+        out[j] = x
+    return out
 
 
 # -- the public form: the paper's ordering --

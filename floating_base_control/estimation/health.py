@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..lie import se3
+from .observer import se3_between
 from ..validation import InputError
 
 
@@ -34,17 +34,15 @@ def pose_innovation(g_pred, g_meas, length):
     """Size of the residual ``g_pred^-1 g_meas`` of a pose measurement against its prediction:
     ``sqrt(theta^2 + (|p| / length)^2)`` with ``theta`` the rotation angle (rad) and ``|p|`` the
     distance (m) between the two poses, ``length`` (m) the characteristic length."""
-    return residual_size(se3(g_pred).actInv(se3(g_meas)), length)
+    residual = se3_between(np.asarray(g_pred, dtype=float), np.asarray(g_meas, dtype=float), np.empty((4, 4)))
+    theta = math.acos(min(max(0.5 * (np.trace(residual[:3, :3]) - 1.0), -1.0), 1.0))
+    return innovation_size(theta, float(np.linalg.norm(residual[:3, 3])), length)
 
 
-def residual_size(residual, length):
-    """:func:`pose_innovation` of a residual ``pin.SE3`` (on floats: numpy's clip, trace and norm cost
-    several times the arithmetic of a 3x3, and the gate runs inside the control tick)."""
-    R = residual.rotation
-    theta = math.acos(min(max(0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0), -1.0), 1.0))
-    x, y, z = residual.translation.tolist()         # |g_pred^-1 g_meas translation| = the distance
-    distance = math.sqrt(x * x + y * y + z * z)
-    if not math.isfinite(distance):     # attitude only (NaN translation): its rotation is all it says
+def innovation_size(theta, distance, length):
+    """:func:`pose_innovation` of a residual's rotation angle ``theta`` and translation length ``distance``
+    (NaN for an attitude-only sample: its rotation is all it says)."""
+    if not math.isfinite(distance):
         return theta if math.isfinite(theta) else math.inf
     return math.hypot(theta, distance / length)
 
@@ -101,7 +99,7 @@ class EstimatorHealth:
             return f"pose sample older than the observer's history ({observer.history_s:g} s)"
         if not observer.initialized:
             return None
-        innovation = residual_size(observer.residual(g_meas, t_meas), self.config.length)
+        innovation = innovation_size(*observer.innovation(g_meas, t_meas), self.config.length)
         if innovation > self.config.threshold:
             return f"innovation above the gate ({self.config.threshold:g})"
         return None
@@ -132,8 +130,8 @@ class EstimatorHealth:
         """Why the observer's state cannot be right (``None`` if it may be)."""
         if not observer.initialized:
             return None
-        omega2, v2 = observer.locked_speeds_squared()
-        if not (observer.pose_finite() and math.isfinite(omega2 + v2)):
+        finite, omega2, v2 = observer.plausibility()
+        if not (finite and math.isfinite(omega2 + v2)):
             return "non-finite estimate"
         if omega2 > self.config.max_angular_rate ** 2 or v2 > self.config.max_speed ** 2:
             return (f"locked velocity estimate beyond {self.config.max_angular_rate:g} rad/s or "

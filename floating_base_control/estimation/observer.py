@@ -60,8 +60,8 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..dynamics.rel_fast import locked_inertia_solve
-from ..lie import SWAP, SWAP_BOTH, ad_pin, se3
+from ..compiled import F, I, R1, R2, R3, W1, W2, W3, kernel
+from ..lie import SWAP, SWAP_BOTH, exp6, log6_jlog6, se3
 from ..validation import InputError
 
 #: Smallest accepted ``1 + tr(R_eta)``: rotation errors closer to pi count as pi.
@@ -80,7 +80,7 @@ class Estimate(NamedTuple):
 class Error(NamedTuple):
     """:class:`Estimate` in Pinocchio's ordering, as the control tick uses it."""
 
-    eta: pin.SE3             #: g_hat^-1 g1_pred
+    eta: np.ndarray          #: g_hat^-1 g1_pred (4x4)
     eps: np.ndarray          #: log(eta), [v; omega]
     H_T_L_eps: np.ndarray    #: H(eps)^T L eps (eqs. 39, 51), [force; moment]
     mu_hat_o: np.ndarray     #: Ad_eta^-1 mu_hat, [v; omega]
@@ -103,21 +103,92 @@ class ObserverGains:
         L = np.diag([self.l_rot] * 3 + [self.l_trans] * 3)      # diag(l_rot I_3, l_trans I_3), eq. 51
         L.setflags(write=False)
         object.__setattr__(self, "L", L)
-        # for the tick: L's diagonal in Pinocchio's order [v; omega], and -k per component (an
-        # array multiplies a vector faster than a Python float does)
+        # for the compiled tick: L's diagonal in Pinocchio's order [v; omega], and -k per component
         for name, value in (("L_pin", np.diag(L)[SWAP]), ("minus_k", np.full(6, -self.k))):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
 
 
-def group_observer_twist(mu_hat, Ad_eta, w, out):
+@kernel(R2, R1, W1)
+def se3_action(g, V, out):
+    """``Ad_g V`` for a 4x4 pose ``g`` and a twist ``V = [v; omega]`` (Pinocchio's ``SE3.act``):
+    ``[R v + p x R omega; R omega]``."""
+    for i in range(3):
+        out[3 + i] = g[i, 0] * V[3] + g[i, 1] * V[4] + g[i, 2] * V[5]
+        out[i] = g[i, 0] * V[0] + g[i, 1] * V[1] + g[i, 2] * V[2]
+    p0, p1, p2 = g[0, 3], g[1, 3], g[2, 3]
+    out[0] += p1 * out[5] - p2 * out[4]
+    out[1] += p2 * out[3] - p0 * out[5]
+    out[2] += p0 * out[4] - p1 * out[3]
+    return out
+
+
+@kernel(R2, R1, W1)
+def se3_action_inverse(g, V, out):
+    """``Ad_g^-1 V = [R^T (v - p x omega); R^T omega]`` (Pinocchio's ``SE3.actInv`` on a twist)."""
+    p0, p1, p2 = g[0, 3], g[1, 3], g[2, 3]
+    u0 = V[0] - (p1 * V[5] - p2 * V[4])
+    u1 = V[1] - (p2 * V[3] - p0 * V[5])
+    u2 = V[2] - (p0 * V[4] - p1 * V[3])
+    for i in range(3):
+        out[i] = g[0, i] * u0 + g[1, i] * u1 + g[2, i] * u2
+        out[3 + i] = g[0, i] * V[3] + g[1, i] * V[4] + g[2, i] * V[5]
+    return out
+
+
+@kernel(R2, R2, W2)
+def se3_compose(a, b, out):
+    """``a b`` of 4x4 poses into ``out`` (which may be ``a`` or ``b``)."""
+    ab = np.empty((3, 4))
+    for i in range(3):
+        for j in range(4):
+            ab[i, j] = a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + a[i, 2] * b[2, j]
+        ab[i, 3] += a[i, 3]
+    out[:3, :] = ab
+    return out
+
+
+@kernel(R2, R2, W2)
+def se3_between(a, b, out):
+    """``a^-1 b`` of 4x4 poses into ``out`` (which may be ``a`` or ``b``): ``[R_a^T R_b, R_a^T (p_b - p_a)]``."""
+    ab = np.empty((3, 4))
+    for i in range(3):
+        for j in range(3):
+            ab[i, j] = a[0, i] * b[0, j] + a[1, i] * b[1, j] + a[2, i] * b[2, j]
+        ab[i, 3] = a[0, i] * (b[0, 3] - a[0, 3]) + a[1, i] * (b[1, 3] - a[1, 3]) + a[2, i] * (b[2, 3] - a[2, 3])
+    out[:3, :] = ab
+    out[3, :3] = 0.0
+    out[3, 3] = 1.0
+    return out
+
+
+@kernel(R2, W1)
+def cholesky_solve(U, b):
+    """``M^-1 b`` in place, ``M = U^T U`` with ``U`` the upper triangle of LAPACK's ``dposv`` factor."""
+    n = len(b)
+    for i in range(n):                      # U^T y = b
+        for k in range(i):
+            b[i] -= U[k, i] * b[k]
+        b[i] /= U[i, i]
+    for i in range(n - 1, -1, -1):          # U x = y
+        for k in range(i + 1, n):
+            b[i] -= U[i, k] * b[k]
+        b[i] /= U[i, i]
+    return b
+
+
+@kernel(R1, R2, R1, W1)
+def group_observer_twist(mu_hat, eta, w, out):
     """``V_hat = mu_hat - Ad_eta (A_l qdot - K eps)`` (seed 002, eq. 37) into ``out``, Pinocchio's
     order; ``w = A_l qdot - K eps``."""
-    Ad_eta.dot(w, out=out)
-    return np.subtract(mu_hat, out, out=out)
+    se3_action(eta, w, out)
+    for i in range(6):
+        out[i] = mu_hat[i] - out[i]
+    return out
 
 
-def momentum_observer_force(error, M_b, w, base_mu_mu, out, scratch):
+@kernel(R1, R1, R2, R1, R1, W1)
+def momentum_observer_force(H_T_L_eps, base_mu_mu, M_b, w, mu_hat_o, out):
     """Right-hand side of eq. 42 with ``F_o`` of eq. 51 (seed 002) into ``out``, Pinocchio's order.
 
     ``F_o`` was designed to cancel the ``qdot`` terms of eq. 42: ``P(qdot) mu_hat_o`` and
@@ -126,14 +197,145 @@ def momentum_observer_force(error, M_b, w, base_mu_mu, out, scratch):
 
         ad~_(M_b mu_hat_o) mu_hat_o + H^T L eps + M_b ad_w mu_hat_o
 
-    where ``ad~_(M_b mu) mu = -base_mu_mu`` (the REL terms' ``(mu, mu)`` base forces).
-    ``scratch``: ``(6x6, 6-vector, 6-vector)``.
+    where ``ad~_(M_b mu) mu = -base_mu_mu`` (the REL terms' ``(mu, mu)`` base forces) and
+    ``ad_w mu = [w_omega x mu_v + w_v x mu_omega; w_omega x mu_omega]``.
     """
-    ad_w, bracket, inertial = scratch
-    ad_pin(w, out=ad_w).dot(error.mu_hat_o, out=bracket)
-    np.subtract(error.H_T_L_eps, base_mu_mu, out=out)
-    out += M_b.dot(bracket, out=inertial)
+    v0, v1, v2, w0, w1, w2 = w[0], w[1], w[2], w[3], w[4], w[5]
+    m0, m1, m2, n0, n1, n2 = mu_hat_o[0], mu_hat_o[1], mu_hat_o[2], mu_hat_o[3], mu_hat_o[4], mu_hat_o[5]
+    bracket = (w1 * m2 - w2 * m1 + v1 * n2 - v2 * n1, w2 * m0 - w0 * m2 + v2 * n0 - v0 * n2,
+               w0 * m1 - w1 * m0 + v0 * n1 - v1 * n0, w1 * n2 - w2 * n1, w2 * n0 - w0 * n2, w0 * n1 - w1 * n0)
+    for i in range(6):
+        out[i] = H_T_L_eps[i] - base_mu_mu[i] + (M_b[i, 0] * bracket[0] + M_b[i, 1] * bracket[1]
+                                                 + M_b[i, 2] * bracket[2] + M_b[i, 3] * bracket[3]
+                                                 + M_b[i, 4] * bracket[4] + M_b[i, 5] * bracket[5])
     return out
+
+
+@kernel(R2, R2, R1, R1, W2, W1, W2, W1, W1)
+def observer_error(g_hat, g_pred, mu_hat, L, eta, eps, J, H_T_L_eps, mu_hat_o):
+    """The observer's errors (eqs. 37-39, 51) into the buffers: ``eta = g_hat^-1 g1_pred``,
+    ``eps = log(eta)``, ``J = H(eps)`` (Pinocchio's ``Jlog6``), ``H^T L eps`` and
+    ``mu_hat_o = Ad_eta^-1 mu_hat``."""
+    se3_between(g_hat, g_pred, eta)
+    log6_jlog6(eta, eps, J)
+    for j in range(6):
+        H_T_L_eps[j] = 0.0
+    for i in range(6):
+        L_eps = L[i] * eps[i]
+        for j in range(6):
+            H_T_L_eps[j] += L_eps * J[i, j]
+    se3_action_inverse(eta, mu_hat, mu_hat_o)
+
+
+@kernel(R1, R1, R1, R1, R1, R2, R2, R2, R1, R1, W2, W1)
+def observer_rates(eps, minus_k, A_qdot, H_T_L_eps, base_mu_mu, M_b, M_b_chol, eta, mu_hat, mu_hat_o,
+                   rates, V1_hat):
+    """``rates = [V_hat; mu_hat_dot]`` of eqs. 37 and 42 and the estimated base twist
+    ``V1_hat = mu_hat_o - A_l qdot`` (eq. 9), with ``w = A_l qdot - K eps``."""
+    w = np.empty(6)
+    for i in range(6):
+        w[i] = eps[i] * minus_k[i] + A_qdot[i]
+        V1_hat[i] = mu_hat_o[i] - A_qdot[i]
+    rhs = momentum_observer_force(H_T_L_eps, base_mu_mu, M_b, w, mu_hat_o, np.empty(6))
+    group_observer_twist(mu_hat, eta, w, rates[0])
+    se3_action(eta, cholesky_solve(M_b_chol, rhs), rates[1])
+
+
+@kernel(F, R2, R1, W3, W1)
+def observer_advance(dt, rates, V1_hat, poses, mu_hat):
+    """A Lie-Euler step of ``dt`` (eqs. 37, 42 and the prediction, eq. 9): ``g_hat exp(V_hat dt)``,
+    ``mu_hat + mu_hat_dot dt``, and ``exp(V1_hat dt)`` applied to the prediction and the odometry
+    (``poses = [g_hat, g1_pred, D]``)."""
+    step, increment = np.empty(6), np.empty((4, 4))
+    for i in range(6):
+        step[i] = rates[0, i] * dt
+        mu_hat[i] += rates[1, i] * dt
+    se3_compose(poses[0], exp6(step, increment), poses[0])
+    for i in range(6):
+        step[i] = V1_hat[i] * dt
+    exp6(step, increment)
+    se3_compose(poses[1], increment, poses[1])
+    se3_compose(poses[2], increment, poses[2])
+
+
+@kernel(R1, R1, R2, R3, I, I, R2, F, W2)
+def odometry_at(start, dt, V1, D, head, tail, now, t, out):
+    """``D(t)`` into ``out``: the prediction's odometry at ``t`` from the increments of rows
+    ``head .. tail - 1`` of a :class:`PredictionHistory` (an older ``t`` counts as their start, a later
+    one as ``now``)."""
+    lo, hi = head, tail                     # the first row starting after t
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if start[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = lo - 1
+    if i < head:
+        out[:] = D[head] if tail > head else now
+    elif t - start[i] == 0.0:               # samples taken on a tick
+        out[:] = D[i]
+    elif t - start[i] < dt[i]:
+        se3_compose(D[i], exp6(V1[i] * (t - start[i]), out), out)
+    else:
+        out[:] = D[i + 1] if i + 1 < tail else now
+    return out
+
+
+@kernel(R2, R2)
+def rotation_trace_between(a, b):
+    """``tr(R_a^T R_b)`` of 4x4 poses: ``1 + 2 cos`` of the angle of ``a^-1 b``."""
+    trace = 0.0
+    for i in range(3):
+        for j in range(3):
+            trace += a[i, j] * b[i, j]
+    return trace
+
+
+@kernel(R1, R1, R2, R3, I, I, R2, F, R2, R2, R2, W2)
+def carry_sample(start, dt, V1, D, head, tail, now, t_meas, g_meas, g_pred, g_hat, carried):
+    """A sample ``g_meas`` taken at ``t_meas`` carried forward to now, ``g_meas D(t_meas)^-1 D(now)``
+    (latency compensation: :func:`odometry_at` over a :class:`PredictionHistory`'s rows), into
+    ``carried``.  Returns, of the residual ``g_pred^-1 carried``, the angle of its rotation and the length
+    of its translation (the innovation), and ``tr`` of the rotation of ``g_hat^-1 carried`` (Lemma 11's
+    condition)."""
+    odometry_at(start, dt, V1, D, head, tail, now, t_meas, carried)
+    se3_between(carried, now, carried)
+    se3_compose(g_meas, carried, carried)
+    d0, d1, d2 = carried[0, 3] - g_pred[0, 3], carried[1, 3] - g_pred[1, 3], carried[2, 3] - g_pred[2, 3]
+    theta = math.acos(min(max(0.5 * (rotation_trace_between(g_pred, carried) - 1.0), -1.0), 1.0))
+    return theta, math.sqrt(d0 * d0 + d1 * d1 + d2 * d2), rotation_trace_between(g_hat, carried)
+
+
+@kernel(R2, R1)
+def state_numbers(g_hat, mu_hat):
+    """``(finite, |omega|^2, |v|^2)`` of an estimate: every entry of ``g_hat`` is finite (their sum is), and
+    the squared speeds of ``mu_hat = [v; omega]``."""
+    total = 0.0
+    for i in range(4):
+        for j in range(4):
+            total += g_hat[i, j]
+    omega2 = mu_hat[3] * mu_hat[3] + mu_hat[4] * mu_hat[4] + mu_hat[5] * mu_hat[5]
+    return math.isfinite(total), omega2, mu_hat[0] * mu_hat[0] + mu_hat[1] * mu_hat[1] + mu_hat[2] * mu_hat[2]
+
+
+def _pose(g):
+    """A 4x4 float array of a pose given as an array or a ``pin.SE3``."""
+    return g.homogeneous if isinstance(g, pin.SE3) else np.asarray(g, dtype=float)
+
+
+@kernel(W1, W1, W2, W3, I, I, F, F, F, R1, R2)
+def record_increment(start, dt, V1, D, head, tail, horizon, t0, dt0, V1_0, D0):
+    """:meth:`PredictionHistory.record` on its arrays (room for one more row); returns the new
+    ``(head, tail)``."""
+    while head < tail and start[head] < horizon:
+        head += 1
+    if t0 >= horizon:                       # (after a gap beyond the history: none kept)
+        start[tail], dt[tail] = t0, dt0
+        V1[tail] = V1_0
+        D[tail] = D0
+        tail += 1
+    return head, tail
 
 
 class PredictionHistory:
@@ -142,48 +344,39 @@ class PredictionHistory:
     half of them, and the live rows move to the front when they reach the end).
 
     Rows ``head .. tail - 1``: ``start`` time, duration ``dt``, the estimated twist ``V1`` (eq. 9,
-    Pinocchio's order) and the odometry ``D`` at the start (a ``pin.SE3``, kept as the object the
-    observer made: never changed in place, and a sample's lookup needs no conversion; ``D`` is the
-    product of every increment of the prediction, never reset).
+    Pinocchio's order) and the odometry ``D`` at the start (4x4; ``D`` is the product of every
+    increment of the prediction, never reset).
     """
 
     def __init__(self, capacity=1024):
         self.start, self.dt = np.zeros(capacity), np.zeros(capacity)
-        self.V1, self.D = np.zeros((capacity, 6)), [None] * capacity
+        self.V1, self.D = np.zeros((capacity, 6)), np.zeros((capacity, 4, 4))
         self.head = self.tail = 0
 
     def __len__(self):
         return self.tail - self.head
 
-    def push(self, start, dt, V1, D):
-        """Append one increment (``D``: a ``pin.SE3``)."""
-        i = self.tail
-        if i == len(self.start):
-            i = self._make_room()
-        self.start[i], self.dt[i], self.V1[i], self.D[i] = start, dt, V1, D
-        self.tail = i + 1
-
-    def drop_before(self, horizon):
-        """Forget the increments that start before ``horizon``."""
-        head, tail, start = self.head, self.tail, self.start
-        while head < tail and start[head] < horizon:
-            head += 1
-        self.head = head
+    def record(self, start, dt, V1, D, horizon):
+        """Forget the increments that start before ``horizon``, then append one (``D``: 4x4, copied) unless
+        it starts before ``horizon`` too."""
+        if self.tail == len(self.start):
+            self._make_room()
+        self.head, self.tail = record_increment(self.start, self.dt, self.V1, self.D, self.head, self.tail,
+                                                horizon, start, dt, V1, D)
 
     def clear(self):
         self.head = self.tail = 0
 
     def _make_room(self):
+        """Move the live rows to the front, into arrays twice as long if they fill half of these."""
         live = slice(self.head, self.tail)
         n = self.tail - self.head
         arrays = (self.start, self.dt, self.V1, self.D)
         if 2 * n > len(self.start):
-            self.start, self.dt, self.V1 = (np.zeros((2 * len(a),) + a.shape[1:]) for a in arrays[:3])
-            self.D = [None] * (2 * len(self.D))
+            self.start, self.dt, self.V1, self.D = (np.zeros((2 * len(a),) + a.shape[1:]) for a in arrays)
         for old, new in zip(arrays, (self.start, self.dt, self.V1, self.D)):
             new[:n] = old[live]
         self.head, self.tail = 0, n
-        return n
 
 
 class MomentumObserver:
@@ -201,8 +394,13 @@ class MomentumObserver:
         # rows for twice the history of a 1 kHz loop: there, the arrays never grow and the live rows
         # move to the front once per history_s
         self._intervals = PredictionHistory(max(64, math.ceil(2000 * history_s)))
-        self._odometry = pin.SE3.Identity()   # D now: the product of every increment
-        self._carried = None                  # (t_meas, D now, D(t_meas)^-1 D now) of the last sample
+        # [g_hat, g1_pred, D now] as 4x4 poses, which the compiled tick updates in place; _g_hat and
+        # _g_pred are views of the first two (None: not set yet); D is the product of every increment
+        self._poses = np.zeros((3, 4, 4))
+        self._poses[:] = np.eye(4)
+        self._odometry = self._poses[2]
+        self._steps_taken = 0                 # advance() steps: D changes with each
+        self._carried = None                  # (g_meas, t_meas, steps, carried, residual) of the last sample
         self._g_hat = self._g_pred = None
         self._mu_hat = np.zeros(6)      # [v; omega]
         self.t = None
@@ -210,38 +408,38 @@ class MomentumObserver:
         self.samples = 0
         self._rates = None
         # the tick's scratch (Pinocchio's order): error(), update_rates() and advance() fill these
-        self._eps, self._L_eps, self._H_T_L_eps, self._w, self._rhs = (np.zeros(6) for _ in range(5))
-        # [V_hat; mu_hat_dot] (eqs. 37, 42) in one array: advance() scales both by dt in one operation
-        self._rate_rows, self._steps = np.zeros((2, 6)), np.zeros((2, 6))
-        self._V_hat, self._mu_hat_dot = self._rate_rows
-        self._step = np.zeros(6)
-        self._scratch = (np.zeros((6, 6)), np.zeros(6), np.zeros(6))
-        self._dt = np.zeros(())
+        self._eta, self._eps, self._J, self._H_T_L_eps = np.eye(4), np.zeros(6), np.zeros((6, 6)), np.zeros(6)
+        self._rate_rows = np.zeros((2, 6))          # [V_hat; mu_hat_dot] (eqs. 37, 42)
 
     # -- the paper's notation at the edge -------------------------------------------
 
     @property
     def g_hat(self):
-        """Estimated base pose (4x4), ``None`` before the first sample."""
-        return None if self._g_hat is None else self._g_hat.homogeneous
+        """Estimated base pose (4x4, a copy), ``None`` before the first sample."""
+        return None if self._g_hat is None else self._g_hat.copy()
 
     @g_hat.setter
     def g_hat(self, g):
-        self._g_hat = None if g is None else se3(g)
+        self._g_hat = None if g is None else self._set_pose(0, g)
 
     @property
     def g_hat_se3(self):
-        """``g_hat`` as a ``pin.SE3`` (never changed in place: each tick makes a new one)."""
-        return self._g_hat
+        """``g_hat`` as a ``pin.SE3`` (a new one at each call)."""
+        return se3(self._g_hat)
 
     @property
     def g_pred(self):
-        """Prediction of the measured pose at the current time (4x4)."""
-        return None if self._g_pred is None else self._g_pred.homogeneous
+        """Prediction of the measured pose at the current time (4x4, a copy)."""
+        return None if self._g_pred is None else self._g_pred.copy()
 
     @g_pred.setter
     def g_pred(self, g):
-        self._g_pred = None if g is None else se3(g)
+        self._g_pred = None if g is None else self._set_pose(1, g)
+
+    def _set_pose(self, k, g):
+        """Pose ``k`` of ``[g_hat, g1_pred]`` set to ``g`` (4x4 or ``pin.SE3``); returns its view."""
+        self._poses[k] = g.homogeneous if isinstance(g, pin.SE3) else g
+        return self._poses[k]
 
     @property
     def mu_hat(self):
@@ -252,15 +450,10 @@ class MomentumObserver:
     def mu_hat(self, mu):
         self._mu_hat = np.array(mu, dtype=float)[SWAP]
 
-    def locked_speeds_squared(self):
-        """``(|omega|^2, |v|^2)`` of the locked velocity estimate, as floats (checked at every tick)."""
-        v1, v2, v3, w1, w2, w3 = self._mu_hat.tolist()
-        return w1 * w1 + w2 * w2 + w3 * w3, v1 * v1 + v2 * v2 + v3 * v3
-
-    def pose_finite(self):
-        """The pose estimate is finite (checked at every tick: a float sum of its entries costs a fraction of
-        numpy's reductions)."""
-        return math.isfinite(sum(self._g_hat.homogeneous.ravel().tolist()))
+    def plausibility(self):
+        """``(finite, |omega|^2, |v|^2)``: whether the pose estimate is finite, and the squared speeds of the
+        locked velocity estimate (checked at every tick: :func:`state_numbers`)."""
+        return state_numbers(self._g_hat, self._mu_hat)
 
     @property
     def history(self):
@@ -277,13 +470,13 @@ class MomentumObserver:
 
         Rejects ``g_hat`` if its rotation differs from the prediction's by pi.
         """
-        g_hat = se3(g_hat)
-        if self._g_pred is not None and not self._trace_ok(g_hat.actInv(self._g_pred)):
+        g_hat = _pose(g_hat)
+        if self._g_pred is not None and not self._trace_ok(g_hat, self._g_pred):
             raise InputError("initial pose estimate is at a rotation error of pi from the measurement: "
                              "tr(eta(0)) = -1 is excluded by Lemma 11")
-        self._g_hat, self.mu_hat, self.t = g_hat, mu_hat, t
+        self.g_hat, self.mu_hat, self.t = g_hat, mu_hat, t
         if self._g_pred is None:
-            self._g_pred = g_hat
+            self.g_pred = g_hat
 
     def add_pose(self, g_meas, t_meas, t_now):
         """A base pose sample taken at ``t_meas`` (older than ``t_now`` by the sensor latency).
@@ -293,91 +486,76 @@ class MomentumObserver:
         is an innovation (compensation needs only the angular part of mu: ``control/shape.py``).
         """
         self.samples += 1
-        attitude_only = isinstance(g_meas, np.ndarray) and not all(map(math.isfinite, g_meas[:3, 3].tolist()))
         if not self.initialized:
-            g0 = np.array(g_meas, dtype=float)
-            if attitude_only:
+            g0 = np.array(_pose(g_meas))
+            if not all(map(math.isfinite, g0[:3, 3].tolist())):
                 g0[:3, 3] = 0.0
-            self._g_pred = se3(g0)
+            self.g_pred = g0
             self.initialize(g0, self.mu_hat, t_now)
             return
-        G = self._carry(t_meas)
-        if attitude_only:
-            g_meas = np.array(g_meas, dtype=float)
-            g_meas[:3, 3] = self._g_pred.translation - g_meas[:3, :3] @ G.translation
-        g = se3(g_meas) * G
-        self._g_pred = g
-        if not self._trace_ok(self._g_hat.actInv(g)):
-            self._g_hat = g
+        g, _, distance, eta_trace = self._carry_forward(g_meas, t_meas)
+        if math.isfinite(distance):
+            self._g_pred[:] = g
+        else:                                   # attitude only: the prediction's translation stays
+            self._g_pred[:3, :3] = g[:3, :3]
+        if not 1.0 + eta_trace > TRACE_MARGIN:
+            self.g_hat = self._g_pred
             self.resets += 1
 
-    def _odometry_at(self, t):
-        """``D(t)``: the prediction's odometry at ``t``, within the kept increments (an older
-        ``t`` counts as their start, a later one as now)."""
-        h = self._intervals
-        i = h.head + int(np.searchsorted(h.start[h.head:h.tail], t, side="right")) - 1
-        if i < h.head:
-            return h.D[h.head] if len(h) else self._odometry
-        into = t - float(h.start[i])
-        if into == 0.0:                 # samples taken on a tick
-            return h.D[i]
-        if into < h.dt[i]:
-            return h.D[i] * pin.exp6(h.V1[i] * into)
-        return h.D[i + 1] if i + 1 < h.tail else self._odometry
-
-    def _carry(self, t_meas):
-        """``D(t_meas)^-1 D(now)``: what carries a sample taken at ``t_meas`` forward to now.  Kept
-        until the prediction moves: the innovation gate and :meth:`add_pose` ask for the same sample."""
+    def _carry_forward(self, g_meas, t_meas):
+        """What :func:`carry_sample` says of the sample ``g_meas`` (4x4) taken at ``t_meas``: the sample
+        carried forward to now and three numbers of it.  Kept until the prediction moves: the innovation
+        gate and :meth:`add_pose` ask for the same sample."""
         carried = self._carried
-        if carried is None or carried[0] != t_meas or carried[1] is not self._odometry:
-            carried = self._carried = (t_meas, self._odometry, self._odometry_at(t_meas).actInv(self._odometry))
-        return carried[2]
+        if (carried is None or carried[0] is not g_meas or carried[1] != t_meas
+                or carried[2] != self._steps_taken):
+            h, g = self._intervals, np.empty((4, 4))
+            numbers = carry_sample(h.start, h.dt, h.V1, h.D, h.head, h.tail, self._odometry, t_meas,
+                                   _pose(g_meas), self._g_pred, self._g_hat, g)
+            carried = self._carried = (g_meas, t_meas, self._steps_taken, g) + numbers
+        return carried[3:]
 
     def carry_forward(self, g_meas, t_meas):
         """A sample (4x4) taken at ``t_meas`` moved to the current time with the prediction's
-        increments since then (latency compensation), as :meth:`add_pose` does; 4x4."""
-        return (se3(g_meas) * self._carry(t_meas)).homogeneous
+        increments since then (latency compensation); 4x4."""
+        return self._carry_forward(g_meas, t_meas)[0].copy()
 
-    def residual(self, g_meas, t_meas):
-        """``g1_pred^-1 g_meas``, the sample (4x4) carried forward to now against the prediction
-        (``pin.SE3``; a NaN translation stays NaN)."""
-        return self._g_pred.actInv(se3(g_meas) * self._carry(t_meas))
+    def innovation(self, g_meas, t_meas):
+        """``(theta, distance)`` of the residual ``g1_pred^-1 g``, ``g`` the sample (4x4) taken at
+        ``t_meas`` carried forward to now: its rotation angle (rad) and translation (m; NaN for an
+        attitude-only sample)."""
+        return self._carry_forward(g_meas, t_meas)[1:3]
 
     @staticmethod
-    def _trace_ok(eta):
-        R = eta.rotation
-        return 1.0 + (R[0, 0] + R[1, 1] + R[2, 2]) > TRACE_MARGIN      # np.trace costs ~10x more
+    def _trace_ok(a, b):
+        """``1 + tr(R_a^T R_b) > TRACE_MARGIN``: the rotation of ``a^-1 b`` is not pi (4x4 poses)."""
+        return 1.0 + rotation_trace_between(a, b) > TRACE_MARGIN
 
     def estimate(self):
         """:class:`Estimate` at the current time (observer must be initialized)."""
         e = self.error()
-        return Estimate(e.eta.homogeneous, e.eps[SWAP], pin.Jlog6(e.eta)[SWAP_BOTH], e.mu_hat_o[SWAP])
+        return Estimate(e.eta.copy(), e.eps[SWAP], self._J[SWAP_BOTH], e.mu_hat_o[SWAP])
 
     # -- the control tick (Pinocchio's order) -----------------------------------------
 
     def error(self):
-        """:class:`Error` at the current time (observer must be initialized).  Its vectors are the
-        observer's buffers: valid until the next call."""
-        eta = self._g_hat.actInv(self._g_pred)
-        eps = self._eps
-        eps[:] = pin.log6(eta).vector
-        np.multiply(self.gains.L_pin, eps, out=self._L_eps)
-        return Error(eta, eps, self._L_eps.dot(pin.Jlog6(eta), out=self._H_T_L_eps),      # (L eps)^T H
-                     eta.actionInverse.dot(self._mu_hat))       # a new array: the tick's output keeps it
+        """:class:`Error` at the current time (observer must be initialized).  ``eta``, ``eps`` and
+        ``H_T_L_eps`` are the observer's buffers: valid until the next call."""
+        mu_hat_o = np.empty(6)                    # a new array: the tick's output keeps it
+        observer_error(self._g_hat, self._g_pred, self._mu_hat, self.gains.L_pin, self._eta, self._eps, self._J,
+                       self._H_T_L_eps, mu_hat_o)
+        return Error(self._eta, self._eps, self._H_T_L_eps, mu_hat_o)
 
     def update_rates(self, error, ws, A_qdot, base_mu_mu):
         """Rates of eqs. 37, 42 and of the prediction (eq. 9) at the current state, stored for the
         next :meth:`advance`.  ``ws`` holds the factor of ``M_b`` (``rel_fast.locked_inertia_factor``
         at the current shape); ``A_qdot`` and ``base_mu_mu`` are REL terms at ``(q, qdot, mu_hat_o)``,
         all in Pinocchio's order.  Returns the estimated base twist ``V1_hat`` (eq. 9)."""
-        w = np.multiply(error.eps, self.gains.minus_k, out=self._w)
-        w += A_qdot
-        rhs = momentum_observer_force(error, ws.M_b, w, base_mu_mu, self._rhs, self._scratch)
-        Ad_eta = error.eta.action
-        group_observer_twist(self._mu_hat, Ad_eta, w, self._V_hat)
-        Ad_eta.dot(locked_inertia_solve(ws, rhs), out=self._mu_hat_dot)
-        self._rates = (self._rate_rows, error.mu_hat_o - A_qdot)    # a new V1_hat: the history keeps it
-        return self._rates[1]
+        V1_hat = np.empty(6)                      # a new array: the tick's output keeps it
+        observer_rates(error.eps, self.gains.minus_k, A_qdot, error.H_T_L_eps, base_mu_mu, ws.M_b, ws.M_b_chol,
+                       error.eta, self._mu_hat, error.mu_hat_o, self._rate_rows, V1_hat)
+        self._rates = (self._rate_rows, V1_hat)
+        return V1_hat
 
     def resync(self, t):
         """Resume at ``t`` without integrating the gap (inputs were unusable until now)."""
@@ -393,7 +571,7 @@ class MomentumObserver:
 
     def healthy(self):
         """The estimate is finite (an uninitialized observer is healthy)."""
-        return not self.initialized or bool(np.isfinite(self._g_hat.homogeneous).all()
+        return not self.initialized or bool(np.isfinite(self._g_hat).all()
                                             and np.isfinite(self._mu_hat).all())
 
     def advance(self, t):
@@ -408,16 +586,7 @@ class MomentumObserver:
             self.t = t
             return
         rate_rows, V1_hat = self._rates
-        dt_ = self._dt
-        dt_[()] = dt                    # numpy multiplies by a 0-d array faster than by a Python float
-        V_hat_dt, mu_hat_dot_dt = np.multiply(rate_rows, dt_, out=self._steps)
-        self._g_hat = self._g_hat * pin.exp6(V_hat_dt)
-        self._mu_hat += mu_hat_dot_dt
-        increment = pin.exp6(np.multiply(V1_hat, dt_, out=self._step))
-        self._g_pred = self._g_pred * increment
-        horizon = t - self.history_s
-        self._intervals.drop_before(horizon)
-        if self.t >= horizon:                               # (after a gap beyond the history: none kept)
-            self._intervals.push(self.t, dt, V1_hat, self._odometry)
-        self._odometry = self._odometry * increment
+        self._intervals.record(self.t, dt, V1_hat, self._odometry, t - self.history_s)
+        observer_advance(dt, rate_rows, V1_hat, self._poses, self._mu_hat)
+        self._steps_taken += 1
         self.t = t

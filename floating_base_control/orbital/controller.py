@@ -18,7 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.rel_fast import locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row
+from ..dynamics.rel_fast import (locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row,
+                                 shape_row_into)
 from ..dynamics.rel_matrices import spatial_momentum
 from ..estimation.health import EstimatorHealth
 from ..estimation.observer import MomentumObserver, ObserverGains
@@ -26,7 +27,7 @@ from ..lie import SWAP
 from .. import validation as check
 from ..validation import InputError
 from ..control import shape
-from ..control.limits import clip
+from ..control.limits import saturated_sum
 from ..control.task import TaskController, check_setpoint
 
 _ZERO_TWIST = np.zeros(6)
@@ -80,7 +81,8 @@ class ControlOutput:
             mu = self._mu_o if self._mu_c is None else self._mu_c[SWAP]
             locked_inertia_factor(model, ws, self._q)
             c_mu = mu_mu_cc_forces(model, ws, mu)
-            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A.dot(qdot, out=ws.A_qdot), c_mu, shape_row(ws, c_mu))
+            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A.dot(qdot, out=ws.A_qdot), c_mu,
+                                         shape_row_into(c_mu, ws.A, np.empty(model.n)))
         return self._tau_hat_1
 
     @property
@@ -101,7 +103,7 @@ class ControlOutput:
         origin in world axes, ``[moment; force]`` (``None`` before the observer starts)."""
         if self._g_hat is None:
             return None
-        return spatial_momentum(self._g_hat.homogeneous, self.terms.M_b @ self.mu_hat_o)
+        return spatial_momentum(self._g_hat, self.terms.M_b @ self.mu_hat_o)
 
 
 class Estimates(NamedTuple):
@@ -137,6 +139,8 @@ class OrbitalController:
         self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
         self.motion = motion
         self._motion_ws = model.create_data()      # the motion task's REL terms (not the tick's workspace)
+        self._no_feedforward = np.zeros(model.n)   # compensation "none"
+        self._no_feedforward.flags.writeable = False
 
     # Checked when set (the ROS node replaces them between ticks): sizes must match the model.
     @property
@@ -169,7 +173,6 @@ class OrbitalController:
         if (limits < 0).any():           # 0: that joint gets no torque
             raise InputError(f"torque_limits must be >= 0, got {limits.tolist()}")
         self._torque_limits = limits
-        self._neg_torque_limits = -limits
 
     @property
     def compensation(self):
@@ -228,7 +231,7 @@ class OrbitalController:
                 raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
             mu_c = check.vector("mu_true", mu_true, 6)
             c_mu = mu_mu_cc_forces(model, ws, mu_c[SWAP])
-        tau_hat_2 = shape_row(ws, c_mu)                  # eq. 45 at the compensation's mu
+        tau_hat_2 = shape_row_into(c_mu, ws.A, np.empty(model.n))      # eq. 45 at the compensation's mu
         if compensation == "tau1":
             tau_hat_1 = _tau_hat_1(model, ws, mu_o, qdot, A_qdot, c_mu, tau_hat_2)
         del c_mu
@@ -236,10 +239,10 @@ class OrbitalController:
             tau_c = self.task.torque(t, q, qdot, self._q_d, self._shape_gains)
         else:
             tau_c = self._motion_torque(t, q, qdot, mu_o[SWAP] if mu_c is None else mu_c)
-        feedforward = tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none" else 0.0
-        tau = np.add(tau_c, feedforward)
-        clip(tau, self._torque_limits, self._neg_torque_limits, out=tau)
+        feedforward = (tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none"
+                       else self._no_feedforward)
+        tau = saturated_sum(tau_c, feedforward, self._torque_limits, np.empty(model.n))
         if self.motion is None:
             self.task.integrate(self._shape_gains, tau, self._torque_limits)
         return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o, model, q, qdot, mu_c, V1_hat,
-                             obs.g_hat_se3)
+                             obs.g_hat)

@@ -1,0 +1,44 @@
+"""Compiled kernels of the control tick (numba), with plain Python as the fallback.
+
+The tick's small-matrix work (6-vectors, 4x4 poses, 6x6 factors) costs little arithmetic but, written
+with numpy, one Python call per operation: about 1-2 us each, ~80 per tick.  A function decorated with
+:func:`kernel` is compiled to a single call over preallocated arrays, in the style of Pinocchio's
+algorithms; the Python source stays the one implementation (``fn.py_func`` runs it uncompiled; the
+tests compare the two).  Without numba (a Python it does not support yet) the functions run as written:
+slower, with the same results.
+
+* **Compiled when imported**, for the argument types given to :func:`kernel`, never later: a control
+  loop must not stop for the compiler at its first pose sample or first rejection.  Arrays are of any
+  layout; those a kernel only reads are typed read-only (``R1``..``R3``), so read-only arrays are
+  accepted too; those it writes are ``W1``..``W3``.
+* **Cached on disk** (numba's ``cache=True``: ``__pycache__`` beside the sources, or the user's cache
+  directory if that is read-only).  Compiling every kernel takes about 20 s once, which ``make setup``
+  does; later imports load them in a fraction of a second.
+* **Without fast-math**: IEEE arithmetic in the order written, no reassociation (LLVM does not contract
+  ``a * b + c`` to a fused multiply-add without it).
+"""
+try:
+    import numba
+except ImportError:                     # pragma: no cover - numba is in install_requires
+    numba = None
+
+#: numba compiles the kernels (False: they run as plain Python).
+COMPILED = numba is not None
+
+if COMPILED:
+    F, I = numba.float64, numba.int64                                            # pylint: disable=invalid-name
+    R1, R2, R3 = (numba.types.Array(numba.float64, d, "A", readonly=True) for d in (1, 2, 3))
+    W1, W2, W3 = (numba.types.Array(numba.float64, d, "A") for d in (1, 2, 3))
+else:                                   # pragma: no cover
+    F = I = R1 = R2 = R3 = W1 = W2 = W3 = None
+
+
+def kernel(*arg_types):
+    """Compile the decorated function for ``arg_types`` (nopython, cached, no fast-math); its
+    ``py_func`` is the Python source."""
+    def compile_(fn):
+        if not COMPILED:                # pragma: no cover
+            fn.py_func = fn
+            return fn
+        return numba.njit(arg_types, cache=True, nogil=True)(fn)
+    return compile_
