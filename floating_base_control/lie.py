@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pinocchio as pin
 
-from .compiled import F, R1, R2, W1, W2, kernel
+from .compiled import F, R1, R2, T3, T9, W1, W2, kernel
 
 #: Index permutation between ``[omega; v]`` and Pinocchio's ``[v; omega]``
 #: (its own inverse).
@@ -168,6 +168,9 @@ def se3(g):
 
 SMALL_ANGLE = 0.1
 
+# Inside the kernels a 3x3 matrix is a row-major 9-tuple and a 3-vector a 3-tuple (T9, T3): values on
+# the stack, so the kernels allocate nothing.
+
 
 @kernel(F)
 def _exp_coefficients(t):
@@ -181,43 +184,75 @@ def _exp_coefficients(t):
     return s / t, 2.0 * h * h / t2, (t - s) / (t2 * t)
 
 
-@kernel(R1)
+@kernel(T3)
 def _hat3(w):
-    """``w^``: the 3x3 cross-product matrix."""
-    out = np.zeros((3, 3))
-    out[0, 1], out[0, 2], out[1, 2] = -w[2], w[1], -w[0]
-    out[1, 0], out[2, 0], out[2, 1] = w[2], -w[1], w[0]
-    return out
+    """``w^``: the cross-product matrix."""
+    return (0.0, -w[2], w[1], w[2], 0.0, -w[0], -w[1], w[0], 0.0)
 
 
-@kernel(R2, R2)
-def _mm3(a, b):
-    """``a b`` of 3x3 matrices (a loop: numpy's product of small matrices goes through BLAS)."""
-    out = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + a[i, 2] * b[2, j]
-    return out
+@kernel(T9, T9)
+def mm3(a, b):
+    """``a b`` of 3x3 matrices (row-major 9-tuples)."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6], a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8], a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+            a[3] * b[1] + a[4] * b[4] + a[5] * b[7], a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6], a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
+
+
+@kernel(T9, T3)
+def mv3(a, x):
+    """``a x`` of a 3x3 matrix (row-major 9-tuple) and a 3-vector (3-tuple)."""
+    return (a[0] * x[0] + a[1] * x[1] + a[2] * x[2], a[3] * x[0] + a[4] * x[1] + a[5] * x[2],
+            a[6] * x[0] + a[7] * x[1] + a[8] * x[2])
+
+
+@kernel(F, T9, F, T9, F)
+def _identity_plus(alpha, A, beta, B, gamma):
+    """``gamma I + alpha A + beta B``."""
+    return (gamma + alpha * A[0] + beta * B[0], alpha * A[1] + beta * B[1], alpha * A[2] + beta * B[2],
+            alpha * A[3] + beta * B[3], gamma + alpha * A[4] + beta * B[4], alpha * A[5] + beta * B[5],
+            alpha * A[6] + beta * B[6], alpha * A[7] + beta * B[7], gamma + alpha * A[8] + beta * B[8])
+
+
+@kernel(F, T9, F, T9)
+def _axpby(alpha, A, beta, B):
+    """``alpha A + beta B``."""
+    return (alpha * A[0] + beta * B[0], alpha * A[1] + beta * B[1], alpha * A[2] + beta * B[2],
+            alpha * A[3] + beta * B[3], alpha * A[4] + beta * B[4], alpha * A[5] + beta * B[5],
+            alpha * A[6] + beta * B[6], alpha * A[7] + beta * B[7], alpha * A[8] + beta * B[8])
+
+
+@kernel(R2)
+def rotation_of(g):
+    """The rotation of a 4x4 pose as a row-major 9-tuple."""
+    return (g[0, 0], g[0, 1], g[0, 2], g[1, 0], g[1, 1], g[1, 2], g[2, 0], g[2, 1], g[2, 2])
+
+
+@kernel(R1, F)
+def exp6_parts(V, s):
+    """``(R, p)`` of ``exp(s V^)`` for a twist ``V = [v; omega]`` (Pinocchio's ``exp6`` of ``s V``):
+    ``R = I + A w^ + B w^ w^``, ``p = (I + B w^ + C w^ w^) v`` with the coefficients of
+    :func:`_exp_coefficients` at ``t = |w|``, ``v, w`` the parts of ``s V``."""
+    v = (s * V[0], s * V[1], s * V[2])
+    w = (s * V[3], s * V[4], s * V[5])
+    A, B, C = _exp_coefficients(math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
+    W = _hat3(w)
+    WW = mm3(W, W)
+    return _identity_plus(A, W, B, WW, 1.0), mv3(_identity_plus(B, W, C, WW, 1.0), v)
 
 
 @kernel(R1, W2)
 def exp6(V, out):
-    """SE(3) exponential of a twist ``V = [v; omega]`` (Pinocchio's ``exp6``) into the 4x4 ``out``:
-    ``R = I + A w^ + B w^ w^``, ``p = (I + B w^ + C w^ w^) v`` with the coefficients of
-    :func:`_exp_coefficients` at ``t = |w|``."""
-    w = V[3:]
-    A, B, C = _exp_coefficients(math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
-    W = _hat3(w)
-    WW = _mm3(W, W)
+    """SE(3) exponential of a twist ``V = [v; omega]`` (Pinocchio's ``exp6``) into the 4x4 ``out``
+    (:func:`exp6_parts`)."""
+    R, p = exp6_parts(V, 1.0)
     for i in range(3):
         for j in range(3):
-            out[i, j] = A * W[i, j] + B * WW[i, j]
-        out[i, i] += 1.0
-        out[i, 3] = V[i] + B * (W[i, 0] * V[0] + W[i, 1] * V[1] + W[i, 2] * V[2]) \
-            + C * (WW[i, 0] * V[0] + WW[i, 1] * V[1] + WW[i, 2] * V[2])
+            out[i, j] = R[3 * i + j]
+        out[i, 3] = p[i]
         out[3, i] = 0.0
     out[3, 3] = 1.0
-    return out
 
 
 @kernel(F)
@@ -236,27 +271,26 @@ def _log_coefficients(t):
             (2.0 * t - 3.0 * s + t * c) / (2.0 * t2 * t2 * t))
 
 
-@kernel(R2)
+@kernel(T9)
 def _log3(R):
     """``(phi, theta)``: SO(3) logarithm of ``R`` as a 3-vector and its angle in ``[0, pi]``."""
-    u = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])      # 2 sin(theta) axis
-    c = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    u = (R[7] - R[5], R[2] - R[6], R[3] - R[1])                   # 2 sin(theta) axis
+    c = 0.5 * (R[0] + R[4] + R[8] - 1.0)
     s = 0.5 * math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
     theta = math.atan2(s, c)
     if c > -0.9:
-        return u * (0.5 * theta / s if s > 0.0 else 0.5), theta
-    # near pi, u loses the axis: read it off the symmetric part (R + R^T)/2 = c I + (1 - c) a a^T
-    k = 0
-    for i in range(1, 3):
-        if R[i, i] > R[k, k]:
-            k = i
-    a = np.empty(3)
-    for i in range(3):
-        a[i] = 0.5 * (R[i, k] + R[k, i]) - (c if i == k else 0.0)
-    a *= 1.0 / math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
-    if a[0] * u[0] + a[1] * u[1] + a[2] * u[2] < 0.0:
-        a = -a
-    return a * theta, theta
+        f = 0.5 * theta / s if s > 0.0 else 0.5
+        return (f * u[0], f * u[1], f * u[2]), theta
+    # near pi, u loses the axis: read it off the symmetric part (R + R^T)/2 = c I + (1 - c) a a^T, in
+    # the column of its largest diagonal entry
+    k = 0 if R[0] >= R[4] and R[0] >= R[8] else 1 if R[4] >= R[8] else 2
+    a0 = 0.5 * (R[k] + R[3 * k]) - (c if k == 0 else 0.0)
+    a1 = 0.5 * (R[3 + k] + R[3 * k + 1]) - (c if k == 1 else 0.0)
+    a2 = 0.5 * (R[6 + k] + R[3 * k + 2]) - (c if k == 2 else 0.0)
+    f = theta / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
+    if a0 * u[0] + a1 * u[1] + a2 * u[2] < 0.0:
+        f = -f
+    return (f * a0, f * a1, f * a2), theta
 
 
 @kernel(R2, W1, W2)
@@ -265,34 +299,23 @@ def log6_jlog6(g, eps, J):
     Jacobian into the 6x6 ``J`` (Pinocchio's ``Jlog6``: ``d log(g exp(d)) / dd``), the inverse of the
     right Jacobian ``J_r(eps) = J_l(-eps)``: ``[[Jr3^-1, -Jr3^-1 Q(-eps) Jr3^-1], [0, Jr3^-1]]``
     with ``Jr3^-1 = I + phi^/2 + D phi^ phi^`` (Barfoot, Sec. 7.1); and ``rho = Jl3(phi)^-1 p``."""
-    phi, theta = _log3(g[:3, :3])
+    phi, theta = _log3(rotation_of(g))
     D, a, b, c = _log_coefficients(theta)
     P = _hat3(phi)
-    PP = _mm3(P, P)
-    Jr = np.empty((3, 3))
-    Jl = np.empty((3, 3))
+    PP = mm3(P, P)
+    Jr = _identity_plus(0.5, P, D, PP, 1.0)
+    rho = mv3(_identity_plus(-0.5, P, D, PP, 1.0), (g[0, 3], g[1, 3], g[2, 3]))
+    Rh = _hat3(rho)
+    PR, RP = mm3(P, Rh), mm3(Rh, P)
+    PRP, PPR, RPP = mm3(PR, P), mm3(PP, Rh), mm3(RP, P)
+    PRPP, PPRP = mm3(PRP, P), mm3(PP, RP)
+    Q = _axpby(1.0, _axpby(-0.5, Rh, a, _axpby(1.0, _axpby(1.0, PR, 1.0, RP), -1.0, PRP)),
+               -b, _axpby(1.0, _axpby(1.0, PPR, 1.0, RPP), -3.0, PRP))
+    Q = _axpby(1.0, Q, c, _axpby(1.0, PRPP, 1.0, PPRP))
+    TR = mm3(mm3(Jr, Q), Jr)
     for i in range(3):
+        eps[i], eps[3 + i] = rho[i], phi[i]
         for j in range(3):
-            Jr[i, j] = D * PP[i, j] + 0.5 * P[i, j]
-            Jl[i, j] = D * PP[i, j] - 0.5 * P[i, j]
-        Jr[i, i] += 1.0
-        Jl[i, i] += 1.0
-    for i in range(3):
-        eps[i] = Jl[i, 0] * g[0, 3] + Jl[i, 1] * g[1, 3] + Jl[i, 2] * g[2, 3]
-        eps[3 + i] = phi[i]
-    Rh = _hat3(eps[:3])
-    PR, RP = _mm3(P, Rh), _mm3(Rh, P)
-    PRP, PPR, RPP = _mm3(PR, P), _mm3(PP, Rh), _mm3(RP, P)
-    PRPP, PPRP = _mm3(PRP, P), _mm3(PP, RP)
-    Q = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            Q[i, j] = (-0.5 * Rh[i, j] + a * (PR[i, j] + RP[i, j] - PRP[i, j])
-                       - b * (PPR[i, j] + RPP[i, j] - 3.0 * PRP[i, j]) + c * (PRPP[i, j] + PPRP[i, j]))
-    TR = _mm3(_mm3(Jr, Q), Jr)
-    for i in range(3):
-        for j in range(3):
-            J[i, j] = J[3 + i, 3 + j] = Jr[i, j]
-            J[i, 3 + j] = -TR[i, j]
+            J[i, j] = J[3 + i, 3 + j] = Jr[3 * i + j]
+            J[i, 3 + j] = -TR[3 * i + j]
             J[3 + i, j] = 0.0
-    return eps, J

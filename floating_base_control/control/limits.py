@@ -26,7 +26,6 @@ def saturated_sum(tau_c, feedforward, limits, out):
     """``tau_c + feedforward`` clipped to ``[-limits, limits]`` into ``out`` (the command of eq. 45)."""
     for j in range(len(out)):
         out[j] = min(max(tau_c[j] + feedforward[j], -limits[j]), limits[j])
-    return out
 
 
 class LimitMonitor:

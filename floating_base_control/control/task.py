@@ -128,7 +128,6 @@ def shaped_task_torque(q, qdot, r, x_lower, x_upper, limit_gains, pd_gains, inte
         velocity = (limit_gains[n + j] * (speed - min(max(speed, x_lower[n + j]), x_upper[n + j]))
                     + pd_gains[n + j] * (speed - r[n + j]))
         out[j] = -(position + velocity) - integral[j] * z[j]
-    return out
 
 
 class TaskController:
@@ -190,8 +189,10 @@ class TaskController:
             np.subtract(q, q_d, out=self._e)
             task_torque(q, qdot, q_d, gains, tau, term)
             return tau - np.multiply(gains.integral, self.z, out=term)
-        return shaped_task_torque(q, qdot, self._r, self._x_lower, self._x_upper, self._limit_gains,
-                                  self._stacked_gains(gains), gains.integral, self.z, self._e, np.empty(len(q)))
+        tau = np.empty(len(q))
+        shaped_task_torque(q, qdot, self._r, self._x_lower, self._x_upper, self._limit_gains,
+                           self._stacked_gains(gains), gains.integral, self.z, self._e, tau)
+        return tau
 
     def _stacked_gains(self, gains):
         """``[K; D_q]`` of ``gains`` (stacked once per gains object: the node replaces them, never edits)."""

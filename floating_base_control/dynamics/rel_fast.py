@@ -68,7 +68,10 @@ def locked_inertia_factor(model, ws, q):
     Python objects it goes through outweigh the LAPACK wrapper.)"""
     ws.q_pin[7:] = q
     pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
-    ws.M_b_chol, ws.A, info = dposv(ws.M_b, ws.M_bq)        # one LAPACK call: factor and solve
+    # one LAPACK call, factor and solve, in place in ws's Fortran-ordered buffers (allocates nothing)
+    np.copyto(ws.M_b_chol, ws.M_b)
+    np.copyto(ws.A, ws.M_bq)
+    info = dposv(ws.M_b_chol, ws.A, overwrite_a=1, overwrite_b=1)[2]
     if info != 0:
         raise FloatingBaseError(f"locked inertia M_b is not positive definite (LAPACK dposv info {info})")
 
@@ -118,7 +121,6 @@ def shape_row_into(c, A, out):
         for i in range(6):
             x -= c[i] * A[i, j]
         out[j] = x
-    return out
 
 
 # -- the public form: the paper's ordering --

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .observer import se3_between
+from .observer import NON_FINITE, TOO_FAST, se3_between
 from ..validation import InputError
 
 
@@ -34,7 +34,8 @@ def pose_innovation(g_pred, g_meas, length):
     """Size of the residual ``g_pred^-1 g_meas`` of a pose measurement against its prediction:
     ``sqrt(theta^2 + (|p| / length)^2)`` with ``theta`` the rotation angle (rad) and ``|p|`` the
     distance (m) between the two poses, ``length`` (m) the characteristic length."""
-    residual = se3_between(np.asarray(g_pred, dtype=float), np.asarray(g_meas, dtype=float), np.empty((4, 4)))
+    residual = np.empty((4, 4))
+    se3_between(np.asarray(g_pred, dtype=float), np.asarray(g_meas, dtype=float), residual)
     theta = math.acos(min(max(0.5 * (np.trace(residual[:3, :3]) - 1.0), -1.0), 1.0))
     return innovation_size(theta, float(np.linalg.norm(residual[:3, 3])), length)
 
@@ -130,10 +131,10 @@ class EstimatorHealth:
         """Why the observer's state cannot be right (``None`` if it may be)."""
         if not observer.initialized:
             return None
-        finite, omega2, v2 = observer.plausibility()
-        if not (finite and math.isfinite(omega2 + v2)):
+        code = observer.implausibility(self.config.max_angular_rate, self.config.max_speed)
+        if code == NON_FINITE:
             return "non-finite estimate"
-        if omega2 > self.config.max_angular_rate ** 2 or v2 > self.config.max_speed ** 2:
+        if code == TOO_FAST:
             return (f"locked velocity estimate beyond {self.config.max_angular_rate:g} rad/s or "
                     f"{self.config.max_speed:g} m/s")
         return None

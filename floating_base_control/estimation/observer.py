@@ -60,8 +60,8 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..compiled import F, I, R1, R2, R3, W1, W2, W3, kernel
-from ..lie import SWAP, SWAP_BOTH, exp6, log6_jlog6, se3
+from ..compiled import F, I, R1, R2, R3, T3, T9, W1, W2, W3, WI1, kernel
+from ..lie import SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, mm3, mv3, rotation_of, se3
 from ..validation import InputError
 
 #: Smallest accepted ``1 + tr(R_eta)``: rotation errors closer to pi count as pi.
@@ -136,30 +136,36 @@ def se3_action_inverse(g, V, out):
     return out
 
 
+@kernel(W2, T9, T3, T9, T3)
+def _set_product(out, Ra, pa, Rb, pb):
+    """``out = (Ra, pa) (Rb, pb)``: ``[Ra Rb, Ra pb + pa]`` (4x4, rotations as row-major 9-tuples)."""
+    R, p = mm3(Ra, Rb), mv3(Ra, pb)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = R[3 * i + j]
+        out[i, 3] = p[i] + pa[i]
+
+
 @kernel(R2, R2, W2)
 def se3_compose(a, b, out):
     """``a b`` of 4x4 poses into ``out`` (which may be ``a`` or ``b``)."""
-    ab = np.empty((3, 4))
-    for i in range(3):
-        for j in range(4):
-            ab[i, j] = a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + a[i, 2] * b[2, j]
-        ab[i, 3] += a[i, 3]
-    out[:3, :] = ab
-    return out
+    _set_product(out, rotation_of(a), (a[0, 3], a[1, 3], a[2, 3]), rotation_of(b), (b[0, 3], b[1, 3], b[2, 3]))
+
+
+@kernel(W2, T9, T3)
+def se3_right_multiply(g, R, p):
+    """``g <- g (R, p)`` in place (the rotation a row-major 9-tuple, as :func:`..lie.exp6_parts` gives)."""
+    _set_product(g, rotation_of(g), (g[0, 3], g[1, 3], g[2, 3]), R, p)
 
 
 @kernel(R2, R2, W2)
 def se3_between(a, b, out):
     """``a^-1 b`` of 4x4 poses into ``out`` (which may be ``a`` or ``b``): ``[R_a^T R_b, R_a^T (p_b - p_a)]``."""
-    ab = np.empty((3, 4))
-    for i in range(3):
-        for j in range(3):
-            ab[i, j] = a[0, i] * b[0, j] + a[1, i] * b[1, j] + a[2, i] * b[2, j]
-        ab[i, 3] = a[0, i] * (b[0, 3] - a[0, 3]) + a[1, i] * (b[1, 3] - a[1, 3]) + a[2, i] * (b[2, 3] - a[2, 3])
-    out[:3, :] = ab
-    out[3, :3] = 0.0
+    Ra = rotation_of(a)
+    Ra_T = (Ra[0], Ra[3], Ra[6], Ra[1], Ra[4], Ra[7], Ra[2], Ra[5], Ra[8])
+    _set_product(out, Ra_T, (0.0, 0.0, 0.0), rotation_of(b), (b[0, 3] - a[0, 3], b[1, 3] - a[1, 3], b[2, 3] - a[2, 3]))
+    out[3, 0] = out[3, 1] = out[3, 2] = 0.0
     out[3, 3] = 1.0
-    return out
 
 
 @kernel(R2, W1)
@@ -227,16 +233,16 @@ def observer_error(g_hat, g_pred, mu_hat, L, eta, eps, J, H_T_L_eps, mu_hat_o):
     se3_action_inverse(eta, mu_hat, mu_hat_o)
 
 
-@kernel(R1, R1, R1, R1, R1, R2, R2, R2, R1, R1, W2, W1)
+@kernel(R1, R1, R1, R1, R1, R2, R2, R2, R1, R1, W2, W1, W2)
 def observer_rates(eps, minus_k, A_qdot, H_T_L_eps, base_mu_mu, M_b, M_b_chol, eta, mu_hat, mu_hat_o,
-                   rates, V1_hat):
+                   rates, V1_hat, scratch):
     """``rates = [V_hat; mu_hat_dot]`` of eqs. 37 and 42 and the estimated base twist
-    ``V1_hat = mu_hat_o - A_l qdot`` (eq. 9), with ``w = A_l qdot - K eps``."""
-    w = np.empty(6)
+    ``V1_hat = mu_hat_o - A_l qdot`` (eq. 9), with ``w = A_l qdot - K eps``; ``scratch``: 2x6."""
+    w, rhs = scratch[0], scratch[1]
     for i in range(6):
         w[i] = eps[i] * minus_k[i] + A_qdot[i]
         V1_hat[i] = mu_hat_o[i] - A_qdot[i]
-    rhs = momentum_observer_force(H_T_L_eps, base_mu_mu, M_b, w, mu_hat_o, np.empty(6))
+    momentum_observer_force(H_T_L_eps, base_mu_mu, M_b, w, mu_hat_o, rhs)
     group_observer_twist(mu_hat, eta, w, rates[0])
     se3_action(eta, cholesky_solve(M_b_chol, rhs), rates[1])
 
@@ -246,16 +252,13 @@ def observer_advance(dt, rates, V1_hat, poses, mu_hat):
     """A Lie-Euler step of ``dt`` (eqs. 37, 42 and the prediction, eq. 9): ``g_hat exp(V_hat dt)``,
     ``mu_hat + mu_hat_dot dt``, and ``exp(V1_hat dt)`` applied to the prediction and the odometry
     (``poses = [g_hat, g1_pred, D]``)."""
-    step, increment = np.empty(6), np.empty((4, 4))
+    R, p = exp6_parts(rates[0], dt)
+    se3_right_multiply(poses[0], R, p)
     for i in range(6):
-        step[i] = rates[0, i] * dt
         mu_hat[i] += rates[1, i] * dt
-    se3_compose(poses[0], exp6(step, increment), poses[0])
-    for i in range(6):
-        step[i] = V1_hat[i] * dt
-    exp6(step, increment)
-    se3_compose(poses[1], increment, poses[1])
-    se3_compose(poses[2], increment, poses[2])
+    R, p = exp6_parts(V1_hat, dt)
+    se3_right_multiply(poses[1], R, p)
+    se3_right_multiply(poses[2], R, p)
 
 
 @kernel(R1, R1, R2, R3, I, I, R2, F, W2)
@@ -276,7 +279,9 @@ def odometry_at(start, dt, V1, D, head, tail, now, t, out):
     elif t - start[i] == 0.0:               # samples taken on a tick
         out[:] = D[i]
     elif t - start[i] < dt[i]:
-        se3_compose(D[i], exp6(V1[i] * (t - start[i]), out), out)
+        out[:] = D[i]
+        R, p = exp6_parts(V1[i], t - start[i])
+        se3_right_multiply(out, R, p)
     else:
         out[:] = D[i + 1] if i + 1 < tail else now
     return out
@@ -307,16 +312,25 @@ def carry_sample(start, dt, V1, D, head, tail, now, t_meas, g_meas, g_pred, g_ha
     return theta, math.sqrt(d0 * d0 + d1 * d1 + d2 * d2), rotation_trace_between(g_hat, carried)
 
 
-@kernel(R2, R1)
-def state_numbers(g_hat, mu_hat):
-    """``(finite, |omega|^2, |v|^2)`` of an estimate: every entry of ``g_hat`` is finite (their sum is), and
-    the squared speeds of ``mu_hat = [v; omega]``."""
+#: :func:`implausibility` codes
+PLAUSIBLE, NON_FINITE, TOO_FAST = 0, 1, 2
+
+
+@kernel(R2, R1, F, F)
+def implausibility(g_hat, mu_hat, max_angular_rate, max_speed):
+    """:data:`NON_FINITE` if an entry of ``g_hat`` or ``mu_hat = [v; omega]`` is not finite (their sum is
+    not), :data:`TOO_FAST` if ``|omega|`` or ``|v|`` exceeds its bound, else :data:`PLAUSIBLE`."""
     total = 0.0
     for i in range(4):
         for j in range(4):
             total += g_hat[i, j]
     omega2 = mu_hat[3] * mu_hat[3] + mu_hat[4] * mu_hat[4] + mu_hat[5] * mu_hat[5]
-    return math.isfinite(total), omega2, mu_hat[0] * mu_hat[0] + mu_hat[1] * mu_hat[1] + mu_hat[2] * mu_hat[2]
+    v2 = mu_hat[0] * mu_hat[0] + mu_hat[1] * mu_hat[1] + mu_hat[2] * mu_hat[2]
+    if not math.isfinite(total + omega2 + v2):
+        return NON_FINITE
+    if omega2 > max_angular_rate * max_angular_rate or v2 > max_speed * max_speed:
+        return TOO_FAST
+    return PLAUSIBLE
 
 
 def _pose(g):
@@ -324,10 +338,11 @@ def _pose(g):
     return g.homogeneous if isinstance(g, pin.SE3) else np.asarray(g, dtype=float)
 
 
-@kernel(W1, W1, W2, W3, I, I, F, F, F, R1, R2)
-def record_increment(start, dt, V1, D, head, tail, horizon, t0, dt0, V1_0, D0):
-    """:meth:`PredictionHistory.record` on its arrays (room for one more row); returns the new
-    ``(head, tail)``."""
+@kernel(W1, W1, W2, W3, WI1, F, F, F, R1, R2)
+def record_increment(start, dt, V1, D, span, horizon, t0, dt0, V1_0, D0):
+    """:meth:`PredictionHistory.record` on its arrays (room for one more row); ``span = [head, tail]``
+    is updated in place."""
+    head, tail = span[0], span[1]
     while head < tail and start[head] < horizon:
         head += 1
     if t0 >= horizon:                       # (after a gap beyond the history: none kept)
@@ -335,7 +350,7 @@ def record_increment(start, dt, V1, D, head, tail, horizon, t0, dt0, V1_0, D0):
         V1[tail] = V1_0
         D[tail] = D0
         tail += 1
-    return head, tail
+    span[0], span[1] = head, tail
 
 
 class PredictionHistory:
@@ -351,7 +366,15 @@ class PredictionHistory:
     def __init__(self, capacity=1024):
         self.start, self.dt = np.zeros(capacity), np.zeros(capacity)
         self.V1, self.D = np.zeros((capacity, 6)), np.zeros((capacity, 4, 4))
-        self.head = self.tail = 0
+        self.span = np.zeros(2, dtype=np.int64)         # [head, tail]: the kernel moves them
+
+    @property
+    def head(self):
+        return int(self.span[0])
+
+    @property
+    def tail(self):
+        return int(self.span[1])
 
     def __len__(self):
         return self.tail - self.head
@@ -361,11 +384,10 @@ class PredictionHistory:
         it starts before ``horizon`` too."""
         if self.tail == len(self.start):
             self._make_room()
-        self.head, self.tail = record_increment(self.start, self.dt, self.V1, self.D, self.head, self.tail,
-                                                horizon, start, dt, V1, D)
+        record_increment(self.start, self.dt, self.V1, self.D, self.span, horizon, start, dt, V1, D)
 
     def clear(self):
-        self.head = self.tail = 0
+        self.span[:] = 0
 
     def _make_room(self):
         """Move the live rows to the front, into arrays twice as long if they fill half of these."""
@@ -376,7 +398,7 @@ class PredictionHistory:
             self.start, self.dt, self.V1, self.D = (np.zeros((2 * len(a),) + a.shape[1:]) for a in arrays)
         for old, new in zip(arrays, (self.start, self.dt, self.V1, self.D)):
             new[:n] = old[live]
-        self.head, self.tail = 0, n
+        self.span[:] = 0, n
 
 
 class MomentumObserver:
@@ -410,6 +432,7 @@ class MomentumObserver:
         # the tick's scratch (Pinocchio's order): error(), update_rates() and advance() fill these
         self._eta, self._eps, self._J, self._H_T_L_eps = np.eye(4), np.zeros(6), np.zeros((6, 6)), np.zeros(6)
         self._rate_rows = np.zeros((2, 6))          # [V_hat; mu_hat_dot] (eqs. 37, 42)
+        self._scratch = np.zeros((2, 6))
 
     # -- the paper's notation at the edge -------------------------------------------
 
@@ -450,10 +473,9 @@ class MomentumObserver:
     def mu_hat(self, mu):
         self._mu_hat = np.array(mu, dtype=float)[SWAP]
 
-    def plausibility(self):
-        """``(finite, |omega|^2, |v|^2)``: whether the pose estimate is finite, and the squared speeds of the
-        locked velocity estimate (checked at every tick: :func:`state_numbers`)."""
-        return state_numbers(self._g_hat, self._mu_hat)
+    def implausibility(self, max_angular_rate, max_speed):
+        """:func:`implausibility` of the estimate (initialized; checked at every tick)."""
+        return implausibility(self._g_hat, self._mu_hat, max_angular_rate, max_speed)
 
     @property
     def history(self):
@@ -553,7 +575,7 @@ class MomentumObserver:
         all in Pinocchio's order.  Returns the estimated base twist ``V1_hat`` (eq. 9)."""
         V1_hat = np.empty(6)                      # a new array: the tick's output keeps it
         observer_rates(error.eps, self.gains.minus_k, A_qdot, error.H_T_L_eps, base_mu_mu, ws.M_b, ws.M_b_chol,
-                       error.eta, self._mu_hat, error.mu_hat_o, self._rate_rows, V1_hat)
+                       error.eta, self._mu_hat, error.mu_hat_o, self._rate_rows, V1_hat, self._scratch)
         self._rates = (self._rate_rows, V1_hat)
         return V1_hat
 

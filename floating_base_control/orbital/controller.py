@@ -81,8 +81,9 @@ class ControlOutput:
             mu = self._mu_o if self._mu_c is None else self._mu_c[SWAP]
             locked_inertia_factor(model, ws, self._q)
             c_mu = mu_mu_cc_forces(model, ws, mu)
-            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A.dot(qdot, out=ws.A_qdot), c_mu,
-                                         shape_row_into(c_mu, ws.A, np.empty(model.n)))
+            tau_hat_2 = np.empty(model.n)
+            shape_row_into(c_mu, ws.A, tau_hat_2)
+            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A.dot(qdot, out=ws.A_qdot), c_mu, tau_hat_2)
         return self._tau_hat_1
 
     @property
@@ -231,7 +232,8 @@ class OrbitalController:
                 raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
             mu_c = check.vector("mu_true", mu_true, 6)
             c_mu = mu_mu_cc_forces(model, ws, mu_c[SWAP])
-        tau_hat_2 = shape_row_into(c_mu, ws.A, np.empty(model.n))      # eq. 45 at the compensation's mu
+        tau_hat_2 = np.empty(model.n)
+        shape_row_into(c_mu, ws.A, tau_hat_2)           # eq. 45 at the compensation's mu
         if compensation == "tau1":
             tau_hat_1 = _tau_hat_1(model, ws, mu_o, qdot, A_qdot, c_mu, tau_hat_2)
         del c_mu
@@ -241,7 +243,8 @@ class OrbitalController:
             tau_c = self._motion_torque(t, q, qdot, mu_o[SWAP] if mu_c is None else mu_c)
         feedforward = (tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none"
                        else self._no_feedforward)
-        tau = saturated_sum(tau_c, feedforward, self._torque_limits, np.empty(model.n))
+        tau = np.empty(model.n)
+        saturated_sum(tau_c, feedforward, self._torque_limits, tau)
         if self.motion is None:
             self.task.integrate(self._shape_gains, tau, self._torque_limits)
         return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o, model, q, qdot, mu_c, V1_hat,
