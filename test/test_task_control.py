@@ -36,7 +36,7 @@ def test_reference_respects_speed_and_acceleration_and_arrives_at_rest():
     history = []
     for _ in range(4000):
         previous = qdot_r.copy()
-        reference_step(q_r, qdot_r, target, v_max, a_max, dt)
+        reference_step(q_r, qdot_r, target, np.full(3, -np.inf), np.full(3, np.inf), v_max, a_max, dt)
         history.append((q_r.copy(), qdot_r.copy(), (qdot_r - previous) / dt))
     q, qdot, qddot = (np.array(h) for h in zip(*history))
     assert (np.abs(qdot) <= v_max + 1e-12).all()

@@ -70,18 +70,20 @@ def check_setpoint(q_d, position_limits):
     return q_d
 
 
-@kernel(W1, W1, R1, R1, F, F)
-def reference_step(q_r, qdot_r, target, v_max, a_max, dt):
-    """One tick of the rate-limited reference (in place): toward ``target`` at most ``v_max``, accelerating
-    at most ``a_max``, braking to arrive at rest."""
+@kernel(W1, W1, R1, R1, R1, R1, F, F)
+def reference_step(q_r, qdot_r, q_d, lower, upper, v_max, a_max, dt):
+    """One tick of the rate-limited reference (in place): toward the target ``q_d`` kept within
+    ``[lower, upper]`` (the limit margins), at most ``v_max``, accelerating at most ``a_max``, braking to
+    arrive at rest."""
     step = a_max * dt
     step_dt = step * dt
     for j in range(len(q_r)):
-        e = target[j] - q_r[j]
+        target = min(max(q_d[j], lower[j]), upper[j])
+        e = target - q_r[j]
         if e == 0.0 and qdot_r[j] == 0.0:       # at rest on the target: stays there
             continue
         if abs(e) <= step_dt and abs(qdot_r[j]) <= step:
-            q_r[j], qdot_r[j] = target[j], 0.0
+            q_r[j], qdot_r[j] = target, 0.0
             continue
         # the speed from which braking at a_max, one tick at a time, stops exactly at the target
         v = (math.sqrt(2.0 * abs(e) / step_dt + 0.25) - 0.5) * step
@@ -169,11 +171,7 @@ class TaskController:
         self._e = np.zeros(n)               # q - q_r (or q - q_d): what the integral integrates
         self._dt = 0.0
         self._pd_gains = self._pd_gains_of = None
-        self._target, self._tau, self._term = np.zeros(n), np.zeros(n), np.zeros(n)
-
-    def target(self, q_d, out=None):
-        """Where the reference goes: ``q_d`` kept out of the limit margins."""
-        return np.minimum(np.maximum(q_d, self._lower, out=out), self._upper, out=out)
+        self._tau, self._term = np.zeros(n), np.zeros(n)
 
     def torque(self, t, q, qdot, q_d, gains):
         """``tau_c`` of the extended eq. 52 at time ``t``; ``gains`` is a :class:`~.shape.ShapeGains`."""
@@ -181,7 +179,7 @@ class TaskController:
         if dt is None or dt <= 0 or dt > self.restart_after_s:     # bumpless (re)start, no stale integral
             self.q_r[:], self.qdot_r[:], self.z[:], dt = q, 0.0, 0.0, 0.0
         else:
-            reference_step(self.q_r, self.qdot_r, self.target(q_d, self._target), self._reference_speed,
+            reference_step(self.q_r, self.qdot_r, q_d, self._lower, self._upper, self._reference_speed,
                            self.limits.acceleration, dt)
         self.t, self._dt = t, dt
         tau, term = self._tau, self._term
