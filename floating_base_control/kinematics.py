@@ -33,6 +33,7 @@ class Workspace:
         self.q_pin = pin.neutral(model.pin_model)   # base at the identity
         self.v_pin = np.zeros(model.pin_model.nv)   # base at rest
         self.v_cc = np.zeros(model.pin_model.nv)    # velocities at which rel_terms evaluates CC forces
+        self.v_cc_sum = np.zeros(model.pin_model.nv)
         self.v_mu = np.zeros(model.pin_model.nv)    # [mu; 0] (Pinocchio's order): only mu is ever written
         # The fast path's inertias in Pinocchio's order: views of data.M (CRBA fills it in place;
         # pin.crba's return value is a copy) and LAPACK's in-place buffers.

@@ -27,10 +27,10 @@ from typing import NamedTuple
 
 import numpy as np
 import pinocchio as pin
-from scipy.linalg.lapack import dposv, dpotrs
+from scipy.linalg.lapack import dposv
 
 from ..compiled import R1, R2, W1, kernel
-from ..lie import SWAP, ad_tilde
+from ..lie import SWAP
 from ..linalg import spd_solve
 from ..validation import FloatingBaseError
 
@@ -76,11 +76,6 @@ def locked_inertia_factor(model, ws, q):
         raise FloatingBaseError(f"locked inertia M_b is not positive definite (LAPACK dposv info {info})")
 
 
-def locked_inertia_solve(ws, rhs):
-    """``M_b^-1 rhs`` (in place) with the factor of :func:`locked_inertia_factor` (Pinocchio's order)."""
-    return dpotrs(ws.M_b_chol, rhs, overwrite_b=1)[0]
-
-
 def cc_forces(model, ws, V):
     """Pinocchio's CC forces ``c(V) = C(q, V) V`` (zero gravity) at the shape of the last
     :func:`locked_inertia_factor`, for velocities ``V`` (a new array)."""
@@ -93,16 +88,33 @@ def mu_mu_cc_forces(model, ws, mu):
     return cc_forces(model, ws, ws.v_mu)
 
 
+@kernel(R2, R1, W1)
+def connection_velocity(A, qdot, out):
+    """``A_l qdot`` (Def. 3; ``A`` in Pinocchio's rows, ``ws.A``) into ``out``."""
+    for i in range(6):
+        x = 0.0
+        for j in range(len(qdot)):
+            x += A[i, j] * qdot[j]
+        out[i] = x
+
+
+@kernel(R1, R1, R1, W1, W1)
+def shape_velocities(A_qdot, qdot, mu, v_q, v_sum):
+    """``V_q = [-A_l qdot; qdot]`` and ``V_mu + V_q`` (``V_mu = [mu; 0]``) into ``v_q`` and ``v_sum``."""
+    for i in range(6):
+        v_q[i] = -A_qdot[i]
+        v_sum[i] = v_q[i] + mu[i]
+    for j in range(len(qdot)):
+        v_q[6 + j] = v_sum[6 + j] = qdot[j]
+
+
 def mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu):
     """``(c(V_q), cross)``: the ``(qdot, qdot)`` CC forces at ``V_q = [-A_l qdot; qdot]`` and the
     ``(mu, qdot)`` cross terms ``c(V_mu + V_q) - c(V_mu) - c(V_q)`` (polarization, see the module
     doc); ``c_mu = c(V_mu)``."""
-    v = ws.v_cc
-    np.negative(A_qdot, out=v[:6])
-    v[6:] = qdot
-    c_q = cc_forces(model, ws, v)
-    v[:6] += mu
-    cross = cc_forces(model, ws, v)
+    shape_velocities(A_qdot, qdot, mu, ws.v_cc, ws.v_cc_sum)
+    c_q = cc_forces(model, ws, ws.v_cc)
+    cross = cc_forces(model, ws, ws.v_cc_sum)
     cross -= c_mu + c_q
     return c_q, cross
 
@@ -132,18 +144,52 @@ def rel_terms(model, ws, q, qdot, mu):
     for the checked entry point).
     """
     locked_inertia_factor(model, ws, q)
-    A, M = ws.A, ws.M
-    A_qdot = A.dot(qdot)
+    A_qdot = ws.A_qdot
+    connection_velocity(ws.A, qdot, A_qdot)
     mu_pin = mu[SWAP]
     c_mu = mu_mu_cc_forces(model, ws, mu_pin)
     c_q, cross = mu_qdot_cc_forces(model, ws, mu_pin, qdot, A_qdot, c_mu)
-    # measured choices: one shape-row product for the three forces, ndarray.dot rather than @, take()
-    # rather than fancy indexing to permute a matrix (several times cheaper in 2-D, not in 1-D)
-    shape_mu_mu, shape_mu_qdot, shape_qdot_qdot = shape_row(ws, np.array((c_mu, cross, c_q)))
-    M_b = ws.M_b.take(SWAP, 0).take(SWAP, 1)
-    A_qdot = A_qdot[SWAP]
-    return RELTerms(M_b, A.take(SWAP, 0), M[6:, 6:] - ws.M_bq.T.dot(A), A_qdot, ad_tilde(M_b.dot(mu)).dot(A_qdot),
-                    c_mu[SWAP], cross[SWAP], shape_mu_mu, shape_mu_qdot, shape_qdot_qdot)
+    return RELTerms(*_paper_order_terms(ws.M, ws.A, A_qdot, mu, c_mu, cross, c_q))
+
+
+@kernel(R2, R2, R1, R1, R1, R1, R1)
+def _paper_order_terms(M, A, A_qdot, mu, c_mu, cross, c_q):
+    """The fields of :class:`RELTerms` (new arrays, the paper's order) from the kernel's Pinocchio-ordered
+    CRBA ``M``, ``A_l``, ``A_l qdot`` and CC forces ``c(V_mu)``, the cross terms and ``c(V_q)``."""
+    n = A.shape[1]
+    perm = (3, 4, 5, 0, 1, 2)                   # [omega; v] <-> [v; omega]
+    M_b, A_l, Lambda_q = np.empty((6, 6)), np.empty((6, n)), np.empty((n, n))
+    A_qdot_o, base_mu_mu, base_mu_qdot = np.empty(6), np.empty(6), np.empty(6)
+    for i in range(6):
+        k = perm[i]
+        A_qdot_o[i], base_mu_mu[i], base_mu_qdot[i] = A_qdot[k], c_mu[k], cross[k]
+        for j in range(6):
+            M_b[i, j] = M[k, perm[j]]
+        for j in range(n):
+            A_l[i, j] = A[k, j]
+    for i in range(n):                          # eq. 19a: M_q - M_bq^T A_l
+        for j in range(n):
+            x = M[6 + i, 6 + j]
+            for k in range(6):
+                x -= M[k, 6 + i] * A[k, j]
+            Lambda_q[i, j] = x
+    # ad~_h A_l qdot with h = M_b mu = [h_w; h_v]: [h_w x a_w + h_v x a_v; h_v x a_w] (Lemma 8)
+    h = np.zeros(6)
+    for i in range(6):
+        for j in range(6):
+            h[i] += M_b[i, j] * mu[j]
+    IM_qdot = np.empty(6)
+    a = A_qdot_o
+    for i in range(3):
+        i1, i2 = (i + 1) % 3, (i + 2) % 3
+        IM_qdot[i] = (h[i1] * a[i2] - h[i2] * a[i1]) + (h[3 + i1] * a[3 + i2] - h[3 + i2] * a[3 + i1])
+        IM_qdot[3 + i] = h[3 + i1] * a[i2] - h[3 + i2] * a[i1]
+    shape_mu_mu, shape_mu_qdot, shape_qdot_qdot = np.empty(n), np.empty(n), np.empty(n)
+    shape_row_into(c_mu, A, shape_mu_mu)
+    shape_row_into(cross, A, shape_mu_qdot)
+    shape_row_into(c_q, A, shape_qdot_qdot)
+    return (M_b, A_l, Lambda_q, A_qdot_o, IM_qdot, base_mu_mu, base_mu_qdot, shape_mu_mu, shape_mu_qdot,
+            shape_qdot_qdot)
 
 
 def forward_dynamics(terms, tau, F1):

@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.rel_fast import (locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces, rel_terms, shape_row,
-                                 shape_row_into)
+from ..dynamics.rel_fast import (connection_velocity, locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces,
+                                 rel_terms, shape_row, shape_row_into)
 from ..dynamics.rel_matrices import spatial_momentum
 from ..estimation.health import EstimatorHealth
 from ..estimation.observer import MomentumObserver, ObserverGains
@@ -83,7 +83,8 @@ class ControlOutput:
             c_mu = mu_mu_cc_forces(model, ws, mu)
             tau_hat_2 = np.empty(model.n)
             shape_row_into(c_mu, ws.A, tau_hat_2)
-            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A.dot(qdot, out=ws.A_qdot), c_mu, tau_hat_2)
+            connection_velocity(ws.A, qdot, ws.A_qdot)
+            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A_qdot, c_mu, tau_hat_2)
         return self._tau_hat_1
 
     @property
@@ -217,7 +218,8 @@ class OrbitalController:
         if obs.initialized:
             obs.advance(t)
         self._take_samples(t, pose_samples)
-        A_qdot = ws.A.dot(qdot, out=ws.A_qdot)
+        A_qdot = ws.A_qdot
+        connection_velocity(ws.A, qdot, A_qdot)
         error = obs.error() if obs.initialized else None
         mu_o = _ZERO_TWIST if error is None else error.mu_hat_o
         c_mu = mu_mu_cc_forces(model, ws, mu_o)
