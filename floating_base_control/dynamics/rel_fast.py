@@ -108,13 +108,17 @@ def shape_velocities(A_qdot, qdot, mu, v_q, v_sum):
         v_q[6 + j] = v_sum[6 + j] = qdot[j]
 
 
+def qdot_cc_forces(model, ws, mu, qdot, A_qdot):
+    """``(c(V_q), c(V_mu + V_q))``: the CC forces at ``V_q = [-A_l qdot; qdot]`` and at ``V_mu + V_q``."""
+    shape_velocities(A_qdot, qdot, mu, ws.v_cc, ws.v_cc_sum)
+    return cc_forces(model, ws, ws.v_cc), cc_forces(model, ws, ws.v_cc_sum)
+
+
 def mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu):
     """``(c(V_q), cross)``: the ``(qdot, qdot)`` CC forces at ``V_q = [-A_l qdot; qdot]`` and the
     ``(mu, qdot)`` cross terms ``c(V_mu + V_q) - c(V_mu) - c(V_q)`` (polarization, see the module
     doc); ``c_mu = c(V_mu)``."""
-    shape_velocities(A_qdot, qdot, mu, ws.v_cc, ws.v_cc_sum)
-    c_q = cc_forces(model, ws, ws.v_cc)
-    cross = cc_forces(model, ws, ws.v_cc_sum)
+    c_q, cross = qdot_cc_forces(model, ws, mu, qdot, A_qdot)
     cross -= c_mu + c_q
     return c_q, cross
 
@@ -148,15 +152,18 @@ def rel_terms(model, ws, q, qdot, mu):
     connection_velocity(ws.A, qdot, A_qdot)
     mu_pin = mu[SWAP]
     c_mu = mu_mu_cc_forces(model, ws, mu_pin)
-    c_q, cross = mu_qdot_cc_forces(model, ws, mu_pin, qdot, A_qdot, c_mu)
-    return RELTerms(*_paper_order_terms(ws.M, ws.A, A_qdot, mu, c_mu, cross, c_q))
+    c_q, c_sum = qdot_cc_forces(model, ws, mu_pin, qdot, A_qdot)
+    return RELTerms._make(_paper_order_terms(ws.M, ws.A, A_qdot, mu, c_mu, c_sum, c_q))
 
 
 @kernel(R2, R2, R1, R1, R1, R1, R1)
-def _paper_order_terms(M, A, A_qdot, mu, c_mu, cross, c_q):
+def _paper_order_terms(M, A, A_qdot, mu, c_mu, c_sum, c_q):
     """The fields of :class:`RELTerms` (new arrays, the paper's order) from the kernel's Pinocchio-ordered
-    CRBA ``M``, ``A_l``, ``A_l qdot`` and CC forces ``c(V_mu)``, the cross terms and ``c(V_q)``."""
+    CRBA ``M``, ``A_l``, ``A_l qdot`` and CC forces ``c(V_mu)``, ``c(V_mu + V_q)`` and ``c(V_q)``."""
     n = A.shape[1]
+    cross = np.empty(6 + n)                     # c(V_mu + V_q) - c(V_mu) - c(V_q): polarization
+    for i in range(6 + n):
+        cross[i] = c_sum[i] - (c_mu[i] + c_q[i])
     perm = (3, 4, 5, 0, 1, 2)                   # [omega; v] <-> [v; omega]
     M_b, A_l, Lambda_q = np.empty((6, 6)), np.empty((6, n)), np.empty((n, n))
     A_qdot_o, base_mu_mu, base_mu_qdot = np.empty(6), np.empty(6), np.empty(6)
