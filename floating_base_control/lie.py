@@ -319,3 +319,72 @@ def log6_jlog6(g, eps, J):
             J[i, j] = J[3 + i, 3 + j] = Jr[3 * i + j]
             J[i, 3 + j] = -TR[3 * i + j]
             J[3 + i, j] = 0.0
+
+
+@kernel(R2, R1, W1)
+def se3_action(g, V, out):
+    """``Ad_g V`` for a 4x4 pose ``g`` and a twist ``V = [v; omega]`` (Pinocchio's ``SE3.act``):
+    ``[R v + p x R omega; R omega]``."""
+    for i in range(3):
+        out[3 + i] = g[i, 0] * V[3] + g[i, 1] * V[4] + g[i, 2] * V[5]
+        out[i] = g[i, 0] * V[0] + g[i, 1] * V[1] + g[i, 2] * V[2]
+    p0, p1, p2 = g[0, 3], g[1, 3], g[2, 3]
+    out[0] += p1 * out[5] - p2 * out[4]
+    out[1] += p2 * out[3] - p0 * out[5]
+    out[2] += p0 * out[4] - p1 * out[3]
+    return out
+
+
+@kernel(R2, R1, W1)
+def se3_action_inverse(g, V, out):
+    """``Ad_g^-1 V = [R^T (v - p x omega); R^T omega]`` (Pinocchio's ``SE3.actInv`` on a twist)."""
+    p0, p1, p2 = g[0, 3], g[1, 3], g[2, 3]
+    u0 = V[0] - (p1 * V[5] - p2 * V[4])
+    u1 = V[1] - (p2 * V[3] - p0 * V[5])
+    u2 = V[2] - (p0 * V[4] - p1 * V[3])
+    for i in range(3):
+        out[i] = g[0, i] * u0 + g[1, i] * u1 + g[2, i] * u2
+        out[3 + i] = g[0, i] * V[3] + g[1, i] * V[4] + g[2, i] * V[5]
+    return out
+
+
+@kernel(W2, T9, T3, T9, T3)
+def _set_product(out, Ra, pa, Rb, pb):
+    """``out = (Ra, pa) (Rb, pb)``: ``[Ra Rb, Ra pb + pa]`` (4x4, rotations as row-major 9-tuples)."""
+    R, p = mm3(Ra, Rb), mv3(Ra, pb)
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = R[3 * i + j]
+        out[i, 3] = p[i] + pa[i]
+
+
+@kernel(R2, R2, W2)
+def se3_compose(a, b, out):
+    """``a b`` of 4x4 poses into ``out`` (which may be ``a`` or ``b``)."""
+    _set_product(out, rotation_of(a), (a[0, 3], a[1, 3], a[2, 3]), rotation_of(b), (b[0, 3], b[1, 3], b[2, 3]))
+
+
+@kernel(W2, T9, T3)
+def se3_right_multiply(g, R, p):
+    """``g <- g (R, p)`` in place (the rotation a row-major 9-tuple, as :func:`exp6_parts` gives)."""
+    _set_product(g, rotation_of(g), (g[0, 3], g[1, 3], g[2, 3]), R, p)
+
+
+@kernel(R2, R2, W2)
+def se3_between(a, b, out):
+    """``a^-1 b`` of 4x4 poses into ``out`` (which may be ``a`` or ``b``): ``[R_a^T R_b, R_a^T (p_b - p_a)]``."""
+    Ra = rotation_of(a)
+    Ra_T = (Ra[0], Ra[3], Ra[6], Ra[1], Ra[4], Ra[7], Ra[2], Ra[5], Ra[8])
+    _set_product(out, Ra_T, (0.0, 0.0, 0.0), rotation_of(b), (b[0, 3] - a[0, 3], b[1, 3] - a[1, 3], b[2, 3] - a[2, 3]))
+    out[3, 0] = out[3, 1] = out[3, 2] = 0.0
+    out[3, 3] = 1.0
+
+
+@kernel(R2, R2)
+def rotation_trace_between(a, b):
+    """``tr(R_a^T R_b)`` of 4x4 poses: ``1 + 2 cos`` of the angle of ``a^-1 b``."""
+    trace = 0.0
+    for i in range(3):
+        for j in range(3):
+            trace += a[i, j] * b[i, j]
+    return trace

@@ -5,6 +5,7 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv
 
+from .compiled import R2, W1, kernel
 from .validation import FloatingBaseError
 
 
@@ -24,3 +25,18 @@ def norm(x):
     """Euclidean norm of a float vector, computed as ``np.linalg.norm`` does (``sqrt(x . x)``, the same
     bits) without its dispatch, which costs more than the arithmetic on a 6- or 7-vector."""
     return math.sqrt(x.dot(x))
+
+
+@kernel(R2, W1)
+def cholesky_solve(U, b):
+    """``M^-1 b`` in place, ``M = U^T U`` with ``U`` the upper triangle of LAPACK's ``dposv`` factor."""
+    n = len(b)
+    for i in range(n):                      # U^T y = b
+        for k in range(i):
+            b[i] -= U[k, i] * b[k]
+        b[i] /= U[i, i]
+    for i in range(n - 1, -1, -1):          # U x = y
+        for k in range(i + 1, n):
+            b[i] -= U[i, k] * b[k]
+        b[i] /= U[i, i]
+    return b

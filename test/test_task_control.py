@@ -135,3 +135,12 @@ def test_integral_action_is_a_live_ranged_node_parameter(model):
     for j in model.joint_names:
         spec = specs[f"integral.{j}"]
         assert spec.default == 0.0 and spec.range == (0.0, 1000.0) and not spec.read_only
+
+
+def test_the_compiled_command_keeps_a_nan_for_the_caller_to_refuse():
+    """A NaN in ``tau_c + feedforward`` must not come out of the saturation as a full-limit torque:
+    the node refuses non-finite commands, which needs the NaN."""
+    from floating_base_control.control.limits import saturated_sum
+    limits, out = np.array([5.0, 5.0, 5.0]), np.zeros(3)
+    saturated_sum(np.array([np.nan, 9.0, -9.0]), np.array([0.0, 0.0, np.nan]), limits, out)
+    assert np.isnan(out[0]) and out[1] == 5.0 and np.isnan(out[2])

@@ -23,7 +23,8 @@ def clip(tau, limits, neg_limits, out=None):
 
 @kernel(R1, R1, R1, W1)
 def saturated_sum(tau_c, feedforward, limits, out):
-    """``tau_c + feedforward`` clipped to ``[-limits, limits]`` into ``out`` (the command of eq. 45)."""
+    """``tau_c + feedforward`` clipped to ``[-limits, limits]`` into ``out`` (the command of eq. 45); a NaN
+    stays NaN (``min``/``max`` return their first argument when it is NaN), for the caller to refuse."""
     for j in range(len(out)):
         out[j] = min(max(tau_c[j] + feedforward[j], -limits[j]), limits[j])
 

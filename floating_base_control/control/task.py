@@ -87,7 +87,7 @@ def reference_step(q_r, qdot_r, q_d, lower, upper, v_max, a_max, dt):
             continue
         # the speed from which braking at a_max, one tick at a time, stops exactly at the target
         v = (math.sqrt(2.0 * abs(e) / step_dt + 0.25) - 0.5) * step
-        v = min(v_max[j], v) * (1.0 if e > 0.0 else -1.0 if e < 0.0 else 0.0)      # v_des
+        v = min(v, v_max[j]) * (1.0 if e > 0.0 else -1.0 if e < 0.0 else 0.0)      # v_des
         qdot_r[j] += min(max(v - qdot_r[j], -step), step)
         q_r[j] += qdot_r[j] * dt
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .observer import NON_FINITE, TOO_FAST, se3_between
+from ..lie import se3_between
+from .observer import NON_FINITE, TOO_FAST
 from ..validation import InputError
 
 

@@ -47,11 +47,13 @@ rejected, and a sample that would give one later resets the pose estimate onto
 the sample (counted in ``resets``, as are restarts after a diverged estimate,
 :meth:`reset`).
 
-Inside, the observer works in Pinocchio's ordering on ``pin.SE3`` objects (twists
-``[v; omega]``, wrenches ``[force; moment]``): the control tick calls
-:meth:`MomentumObserver.error` and :meth:`MomentumObserver.update_rates` with the REL
-kernel's buffers.  Its public attributes and :meth:`MomentumObserver.estimate` are in the
-paper's notation (4x4 poses, ``[omega; v]``).
+Inside, the observer works in Pinocchio's ordering (twists ``[v; omega]``, wrenches
+``[force; moment]``) on 4x4 arrays it updates in place, with compiled kernels
+(``compiled.py``; the SE(3) ones in ``lie.py``): the control tick calls
+:meth:`MomentumObserver.advance`, :meth:`MomentumObserver.error` and
+:meth:`MomentumObserver.update_rates` with the REL kernel's buffers, three kernel calls.
+Its public attributes and :meth:`MomentumObserver.estimate` are in the paper's notation
+(4x4 poses, ``[omega; v]``).
 """
 import math
 from dataclasses import dataclass
@@ -60,8 +62,10 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..compiled import F, I, R1, R2, R3, T3, T9, W1, W2, W3, WI1, kernel
-from ..lie import SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, mm3, mv3, rotation_of, se3
+from ..compiled import F, I, R1, R2, R3, W1, W2, W3, WI1, kernel
+from ..lie import (SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, rotation_trace_between, se3, se3_action,
+                   se3_action_inverse, se3_between, se3_compose, se3_right_multiply)
+from ..linalg import cholesky_solve
 from ..validation import InputError
 
 #: Smallest accepted ``1 + tr(R_eta)``: rotation errors closer to pi count as pi.
@@ -107,80 +111,6 @@ class ObserverGains:
         for name, value in (("L_pin", np.diag(L)[SWAP]), ("minus_k", np.full(6, -self.k))):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
-
-
-@kernel(R2, R1, W1)
-def se3_action(g, V, out):
-    """``Ad_g V`` for a 4x4 pose ``g`` and a twist ``V = [v; omega]`` (Pinocchio's ``SE3.act``):
-    ``[R v + p x R omega; R omega]``."""
-    for i in range(3):
-        out[3 + i] = g[i, 0] * V[3] + g[i, 1] * V[4] + g[i, 2] * V[5]
-        out[i] = g[i, 0] * V[0] + g[i, 1] * V[1] + g[i, 2] * V[2]
-    p0, p1, p2 = g[0, 3], g[1, 3], g[2, 3]
-    out[0] += p1 * out[5] - p2 * out[4]
-    out[1] += p2 * out[3] - p0 * out[5]
-    out[2] += p0 * out[4] - p1 * out[3]
-    return out
-
-
-@kernel(R2, R1, W1)
-def se3_action_inverse(g, V, out):
-    """``Ad_g^-1 V = [R^T (v - p x omega); R^T omega]`` (Pinocchio's ``SE3.actInv`` on a twist)."""
-    p0, p1, p2 = g[0, 3], g[1, 3], g[2, 3]
-    u0 = V[0] - (p1 * V[5] - p2 * V[4])
-    u1 = V[1] - (p2 * V[3] - p0 * V[5])
-    u2 = V[2] - (p0 * V[4] - p1 * V[3])
-    for i in range(3):
-        out[i] = g[0, i] * u0 + g[1, i] * u1 + g[2, i] * u2
-        out[3 + i] = g[0, i] * V[3] + g[1, i] * V[4] + g[2, i] * V[5]
-    return out
-
-
-@kernel(W2, T9, T3, T9, T3)
-def _set_product(out, Ra, pa, Rb, pb):
-    """``out = (Ra, pa) (Rb, pb)``: ``[Ra Rb, Ra pb + pa]`` (4x4, rotations as row-major 9-tuples)."""
-    R, p = mm3(Ra, Rb), mv3(Ra, pb)
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = R[3 * i + j]
-        out[i, 3] = p[i] + pa[i]
-
-
-@kernel(R2, R2, W2)
-def se3_compose(a, b, out):
-    """``a b`` of 4x4 poses into ``out`` (which may be ``a`` or ``b``)."""
-    _set_product(out, rotation_of(a), (a[0, 3], a[1, 3], a[2, 3]), rotation_of(b), (b[0, 3], b[1, 3], b[2, 3]))
-
-
-@kernel(W2, T9, T3)
-def se3_right_multiply(g, R, p):
-    """``g <- g (R, p)`` in place (the rotation a row-major 9-tuple, as :func:`..lie.exp6_parts` gives)."""
-    _set_product(g, rotation_of(g), (g[0, 3], g[1, 3], g[2, 3]), R, p)
-
-
-@kernel(R2, R2, W2)
-def se3_between(a, b, out):
-    """``a^-1 b`` of 4x4 poses into ``out`` (which may be ``a`` or ``b``): ``[R_a^T R_b, R_a^T (p_b - p_a)]``."""
-    Ra = rotation_of(a)
-    Ra_T = (Ra[0], Ra[3], Ra[6], Ra[1], Ra[4], Ra[7], Ra[2], Ra[5], Ra[8])
-    _set_product(out, Ra_T, (0.0, 0.0, 0.0), rotation_of(b), (b[0, 3] - a[0, 3], b[1, 3] - a[1, 3], b[2, 3] - a[2, 3]))
-    out[3, 0] = out[3, 1] = out[3, 2] = 0.0
-    out[3, 3] = 1.0
-
-
-@kernel(R2, W1)
-def cholesky_solve(U, b):
-    """``M^-1 b`` in place, ``M = U^T U`` with ``U`` the upper triangle of LAPACK's ``dposv`` factor."""
-    n = len(b)
-    for i in range(n):                      # U^T y = b
-        for k in range(i):
-            b[i] -= U[k, i] * b[k]
-        b[i] /= U[i, i]
-    for i in range(n - 1, -1, -1):          # U x = y
-        for k in range(i + 1, n):
-            b[i] -= U[i, k] * b[k]
-        b[i] /= U[i, i]
-    return b
 
 
 @kernel(R1, R2, R1, W1)
@@ -285,16 +215,6 @@ def odometry_at(start, dt, V1, D, head, tail, now, t, out):
     else:
         out[:] = D[i + 1] if i + 1 < tail else now
     return out
-
-
-@kernel(R2, R2)
-def rotation_trace_between(a, b):
-    """``tr(R_a^T R_b)`` of 4x4 poses: ``1 + 2 cos`` of the angle of ``a^-1 b``."""
-    trace = 0.0
-    for i in range(3):
-        for j in range(3):
-            trace += a[i, j] * b[i, j]
-    return trace
 
 
 @kernel(R1, R1, R2, R3, I, I, R2, F, R2, R2, R2, W2)
@@ -422,7 +342,7 @@ class MomentumObserver:
         self._poses[:] = np.eye(4)
         self._odometry = self._poses[2]
         self._steps_taken = 0                 # advance() steps: D changes with each
-        self._carried = None                  # (g_meas, t_meas, steps, carried, residual) of the last sample
+        self._carried = None                  # (g_meas, t_meas, steps) of the last sample + carry_sample's
         self._g_hat = self._g_pred = None
         self._mu_hat = np.zeros(6)      # [v; omega]
         self.t = None
