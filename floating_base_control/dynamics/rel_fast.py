@@ -29,7 +29,7 @@ import numpy as np
 import pinocchio as pin
 from scipy.linalg.lapack import dposv
 
-from ..compiled import R1, R2, W1, kernel
+from ..compiled import R1, R2, W1, W2, kernel
 from ..lie import SWAP
 from ..linalg import spd_solve
 from ..validation import FloatingBaseError
@@ -69,11 +69,20 @@ def locked_inertia_factor(model, ws, q):
     ws.q_pin[7:] = q
     pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
     # one LAPACK call, factor and solve, in place in ws's Fortran-ordered buffers (allocates nothing)
-    np.copyto(ws.M_b_chol, ws.M_b)
-    np.copyto(ws.A, ws.M_bq)
+    _copy_locked_blocks(ws.M, ws.M_b_chol, ws.A)
     info = dposv(ws.M_b_chol, ws.A, overwrite_a=1, overwrite_b=1)[2]
     if info != 0:
         raise FloatingBaseError(f"locked inertia M_b is not positive definite (LAPACK dposv info {info})")
+
+
+@kernel(R2, W2, W2)
+def _copy_locked_blocks(M, M_b, M_bq):
+    """``M``'s blocks ``M_b`` and ``M_bq`` (seed 002, eq. 7; Pinocchio's order) into the factor's buffers."""
+    for i in range(6):
+        for j in range(6):
+            M_b[i, j] = M[i, j]
+        for j in range(M_bq.shape[1]):
+            M_bq[i, j] = M[i, 6 + j]
 
 
 def cc_forces(model, ws, V):

@@ -62,7 +62,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..compiled import F, I, R1, R2, R3, W1, W2, W3, WI1, kernel
+from ..compiled import F, R1, R2, R3, RI1, W1, W2, W3, WI1, kernel
 from ..lie import (SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, rotation_trace_between, se3, se3_action,
                    se3_action_inverse, se3_between, se3_compose, se3_right_multiply)
 from ..linalg import cholesky_solve
@@ -191,11 +191,12 @@ def observer_advance(dt, rates, V1_hat, poses, mu_hat):
     se3_right_multiply(poses[2], R, p)
 
 
-@kernel(R1, R1, R2, R3, I, I, R2, F, W2)
-def odometry_at(start, dt, V1, D, head, tail, now, t, out):
+@kernel(R1, R1, R2, R3, RI1, R2, F, W2)
+def odometry_at(start, dt, V1, D, span, now, t, out):
     """``D(t)`` into ``out``: the prediction's odometry at ``t`` from the increments of rows
-    ``head .. tail - 1`` of a :class:`PredictionHistory` (an older ``t`` counts as their start, a later
+    ``span = [head, tail)`` of a :class:`PredictionHistory` (an older ``t`` counts as their start, a later
     one as ``now``)."""
+    head, tail = span[0], span[1]
     lo, hi = head, tail                     # the first row starting after t
     while lo < hi:
         mid = (lo + hi) // 2
@@ -217,14 +218,14 @@ def odometry_at(start, dt, V1, D, head, tail, now, t, out):
     return out
 
 
-@kernel(R1, R1, R2, R3, I, I, R2, F, R2, R2, R2, W2)
-def carry_sample(start, dt, V1, D, head, tail, now, t_meas, g_meas, g_pred, g_hat, carried):
+@kernel(R1, R1, R2, R3, RI1, R2, F, R2, R2, R2, W2)
+def carry_sample(start, dt, V1, D, span, now, t_meas, g_meas, g_pred, g_hat, carried):
     """A sample ``g_meas`` taken at ``t_meas`` carried forward to now, ``g_meas D(t_meas)^-1 D(now)``
     (latency compensation: :func:`odometry_at` over a :class:`PredictionHistory`'s rows), into
     ``carried``.  Returns, of the residual ``g_pred^-1 carried``, the angle of its rotation and the length
     of its translation (the innovation), and ``tr`` of the rotation of ``g_hat^-1 carried`` (Lemma 11's
     condition)."""
-    odometry_at(start, dt, V1, D, head, tail, now, t_meas, carried)
+    odometry_at(start, dt, V1, D, span, now, t_meas, carried)
     se3_between(carried, now, carried)
     se3_compose(g_meas, carried, carried)
     d0, d1, d2 = carried[0, 3] - g_pred[0, 3], carried[1, 3] - g_pred[1, 3], carried[2, 3] - g_pred[2, 3]
@@ -452,8 +453,8 @@ class MomentumObserver:
         if (carried is None or carried[0] is not g_meas or carried[1] != t_meas
                 or carried[2] != self._steps_taken):
             h, g = self._intervals, np.empty((4, 4))
-            numbers = carry_sample(h.start, h.dt, h.V1, h.D, h.head, h.tail, self._odometry, t_meas,
-                                   _pose(g_meas), self._g_pred, self._g_hat, g)
+            numbers = carry_sample(h.start, h.dt, h.V1, h.D, h.span, self._odometry, t_meas, _pose(g_meas),
+                                   self._g_pred, self._g_hat, g)
             carried = self._carried = (g_meas, t_meas, self._steps_taken, g) + numbers
         return carried[3:]
 
