@@ -29,8 +29,9 @@ from floating_base_control import FloatingBaseModel
 from floating_base_control.control.shape import tau_hat_1, tau_hat_2
 from floating_base_control.dynamics import curvature as curv
 from floating_base_control.dynamics import rel_matrices as rel
-from floating_base_control.dynamics.rel_fast import (locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces,
-                                                     rel_terms, shape_row)
+from floating_base_control.dynamics.rel_fast import (connection_velocity, locked_inertia_factor, mu_mu_cc_forces,
+                                                     rel_terms)
+from floating_base_control.orbital.controller import _shape_row, _tau_hat_1     # the tick's own
 from floating_base_control.lie import SWAP
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics
 from floating_base_control.resources import orbital_robot_urdf
@@ -95,15 +96,15 @@ def run():
     def tick_tau2(q, qdot, mu):
         mu = mu[SWAP]
         locked_inertia_factor(model, ws, q)
-        np.matmul(ws.A, qdot, out=ws.A_qdot)
-        return shape_row(ws, mu_mu_cc_forces(model, ws, mu))
+        connection_velocity(ws.A, qdot, ws.A_qdot)
+        return _shape_row(model, ws, mu_mu_cc_forces(model, ws, mu))
 
     def tick_tau1(q, qdot, mu):
         mu = mu[SWAP]
         locked_inertia_factor(model, ws, q)
-        A_qdot = np.matmul(ws.A, qdot, out=ws.A_qdot)
+        connection_velocity(ws.A, qdot, ws.A_qdot)
         c_mu = mu_mu_cc_forces(model, ws, mu)
-        return shape_row(ws, c_mu) + shape_row(ws, mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu)[1])
+        return _tau_hat_1(model, ws, mu, qdot, ws.A_qdot, c_mu, _shape_row(model, ws, c_mu))
 
     def matrices(q, qdot, mu):
         kin = shape_kinematics(model, ws, q, qdot)

@@ -8,7 +8,7 @@ Pinocchio orders twists ``[v; omega]``; the exponential, logarithm and the
 Jacobian of the logarithm are taken from Pinocchio and reordered here, so
 that the package's interfaces never see Pinocchio's ordering.  Only the
 control tick's kernels (``rel_fast``, the observer's inner loop) work in it,
-with the helpers at the end of this module (among them compiled ``exp6`` and
+with the helpers at the end of this module (among them compiled ``exp6_parts`` and
 ``log6_jlog6`` on 4x4 arrays), and convert at their edges.
 """
 import math
@@ -208,19 +208,11 @@ def mv3(a, x):
 
 
 @kernel(F, T9, F, T9, F)
-def _identity_plus(alpha, A, beta, B, gamma):
-    """``gamma I + alpha A + beta B``."""
+def _combine(alpha, A, beta, B, gamma):
+    """``alpha A + beta B + gamma I``."""
     return (gamma + alpha * A[0] + beta * B[0], alpha * A[1] + beta * B[1], alpha * A[2] + beta * B[2],
             alpha * A[3] + beta * B[3], gamma + alpha * A[4] + beta * B[4], alpha * A[5] + beta * B[5],
             alpha * A[6] + beta * B[6], alpha * A[7] + beta * B[7], gamma + alpha * A[8] + beta * B[8])
-
-
-@kernel(F, T9, F, T9)
-def _axpby(alpha, A, beta, B):
-    """``alpha A + beta B``."""
-    return (alpha * A[0] + beta * B[0], alpha * A[1] + beta * B[1], alpha * A[2] + beta * B[2],
-            alpha * A[3] + beta * B[3], alpha * A[4] + beta * B[4], alpha * A[5] + beta * B[5],
-            alpha * A[6] + beta * B[6], alpha * A[7] + beta * B[7], alpha * A[8] + beta * B[8])
 
 
 @kernel(R2)
@@ -239,20 +231,7 @@ def exp6_parts(V, s):
     A, B, C = _exp_coefficients(math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
     W = _hat3(w)
     WW = mm3(W, W)
-    return _identity_plus(A, W, B, WW, 1.0), mv3(_identity_plus(B, W, C, WW, 1.0), v)
-
-
-@kernel(R1, W2)
-def exp6(V, out):
-    """SE(3) exponential of a twist ``V = [v; omega]`` (Pinocchio's ``exp6``) into the 4x4 ``out``
-    (:func:`exp6_parts`)."""
-    R, p = exp6_parts(V, 1.0)
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = R[3 * i + j]
-        out[i, 3] = p[i]
-        out[3, i] = 0.0
-    out[3, 3] = 1.0
+    return _combine(A, W, B, WW, 1.0), mv3(_combine(B, W, C, WW, 1.0), v)
 
 
 @kernel(F)
@@ -303,15 +282,15 @@ def log6_jlog6(g, eps, J):
     D, a, b, c = _log_coefficients(theta)
     P = _hat3(phi)
     PP = mm3(P, P)
-    Jr = _identity_plus(0.5, P, D, PP, 1.0)
-    rho = mv3(_identity_plus(-0.5, P, D, PP, 1.0), (g[0, 3], g[1, 3], g[2, 3]))
+    Jr = _combine(0.5, P, D, PP, 1.0)
+    rho = mv3(_combine(-0.5, P, D, PP, 1.0), (g[0, 3], g[1, 3], g[2, 3]))
     Rh = _hat3(rho)
     PR, RP = mm3(P, Rh), mm3(Rh, P)
     PRP, PPR, RPP = mm3(PR, P), mm3(PP, Rh), mm3(RP, P)
     PRPP, PPRP = mm3(PRP, P), mm3(PP, RP)
-    Q = _axpby(1.0, _axpby(-0.5, Rh, a, _axpby(1.0, _axpby(1.0, PR, 1.0, RP), -1.0, PRP)),
-               -b, _axpby(1.0, _axpby(1.0, PPR, 1.0, RPP), -3.0, PRP))
-    Q = _axpby(1.0, Q, c, _axpby(1.0, PRPP, 1.0, PPRP))
+    Q = _combine(-0.5, Rh, a, _combine(1.0, _combine(1.0, PR, 1.0, RP, 0.0), -1.0, PRP, 0.0), 0.0)
+    Q = _combine(1.0, Q, -b, _combine(1.0, _combine(1.0, PPR, 1.0, RPP, 0.0), -3.0, PRP, 0.0), 0.0)
+    Q = _combine(1.0, Q, c, _combine(1.0, PRPP, 1.0, PPRP, 0.0), 0.0)
     TR = mm3(mm3(Jr, Q), Jr)
     for i in range(3):
         eps[i], eps[3 + i] = rho[i], phi[i]
@@ -378,6 +357,12 @@ def se3_between(a, b, out):
     _set_product(out, Ra_T, (0.0, 0.0, 0.0), rotation_of(b), (b[0, 3] - a[0, 3], b[1, 3] - a[1, 3], b[2, 3] - a[2, 3]))
     out[3, 0] = out[3, 1] = out[3, 2] = 0.0
     out[3, 3] = 1.0
+
+
+@kernel(F)
+def rotation_angle(trace):
+    """The angle (rad, in ``[0, pi]``) of a rotation whose trace is ``trace = 1 + 2 cos(angle)``."""
+    return math.acos(min(max(0.5 * (trace - 1.0), -1.0), 1.0))
 
 
 @kernel(R2, R2)

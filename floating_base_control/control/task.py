@@ -107,13 +107,19 @@ def limit_potential_gradient(q, position_limits, stiffness, margin):
     return margin_overrun_gradient(q, lo + margin, hi - margin, stiffness, np.empty(len(q)))
 
 
+@kernel(F, F, F)
+def _overrun(x, lower, upper):
+    """``x - clip(x, lower, upper)``: how far ``x`` is beyond ``[lower, upper]`` (signed)."""
+    return x - min(max(x, lower), upper)
+
+
 @kernel(R1, R1, R1, R1, W1)
 def margin_overrun_gradient(q, lower, upper, stiffness, out):
     """``dPhi_lim / dq = K_lim (q - clip(q, lower, upper))`` into ``out``, with the margins
     ``lower = lo + m <= upper = hi - m``: at most one side is beyond its margin, and ``q - lower``
     is exactly ``-(lower - q)``, so this is the two-sided sum of the module docstring."""
     for j in range(len(q)):
-        out[j] = stiffness[j] * (q[j] - min(max(q[j], lower[j]), upper[j]))
+        out[j] = stiffness[j] * _overrun(q[j], lower[j], upper[j])
     return out
 
 
@@ -125,10 +131,9 @@ def shaped_task_torque(q, qdot, r, x_lower, x_upper, limit_gains, pd_gains, inte
     n = len(q)
     for j in range(n):
         e[j] = q[j] - r[j]
-        position = limit_gains[j] * (q[j] - min(max(q[j], x_lower[j]), x_upper[j])) + pd_gains[j] * e[j]
-        speed = qdot[j]
-        velocity = (limit_gains[n + j] * (speed - min(max(speed, x_lower[n + j]), x_upper[n + j]))
-                    + pd_gains[n + j] * (speed - r[n + j]))
+        position = limit_gains[j] * _overrun(q[j], x_lower[j], x_upper[j]) + pd_gains[j] * e[j]
+        velocity = (limit_gains[n + j] * _overrun(qdot[j], x_lower[n + j], x_upper[n + j])
+                    + pd_gains[n + j] * (qdot[j] - r[n + j]))
         out[j] = -(position + velocity) - integral[j] * z[j]
 
 

@@ -132,15 +132,10 @@ def mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu):
     return c_q, cross
 
 
-def shape_row(ws, c):
-    """Shape row of CC forces ``c`` (Pinocchio's order): ``c_q - A_l^T c_b`` (Lemma 2); of each row
-    of ``c`` if it has several (one product for all)."""
-    return c[..., 6:] - c[..., :6].dot(ws.A)
-
-
 @kernel(R1, R2, W1)
-def shape_row_into(c, A, out):
-    """:func:`shape_row` of one force vector ``c`` into ``out`` (the tick's compensation, eq. 45)."""
+def shape_row(c, A, out):
+    """Shape row of CC forces ``c`` (Pinocchio's order) into ``out``: ``c_q - A_l^T c_b`` (Lemma 2; the
+    compensation of eq. 45), ``A = ws.A``."""
     for j in range(len(out)):
         x = c[6 + j]
         for i in range(6):
@@ -201,9 +196,9 @@ def _paper_order_terms(M, A, A_qdot, mu, c_mu, c_sum, c_q):
         IM_qdot[i] = (h[i1] * a[i2] - h[i2] * a[i1]) + (h[3 + i1] * a[3 + i2] - h[3 + i2] * a[3 + i1])
         IM_qdot[3 + i] = h[3 + i1] * a[i2] - h[3 + i2] * a[i1]
     shape_mu_mu, shape_mu_qdot, shape_qdot_qdot = np.empty(n), np.empty(n), np.empty(n)
-    shape_row_into(c_mu, A, shape_mu_mu)
-    shape_row_into(cross, A, shape_mu_qdot)
-    shape_row_into(c_q, A, shape_qdot_qdot)
+    shape_row(c_mu, A, shape_mu_mu)
+    shape_row(cross, A, shape_mu_qdot)
+    shape_row(c_q, A, shape_qdot_qdot)
     return (M_b, A_l, Lambda_q, A_qdot_o, IM_qdot, base_mu_mu, base_mu_qdot, shape_mu_mu, shape_mu_qdot,
             shape_qdot_qdot)
 

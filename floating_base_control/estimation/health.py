@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..lie import se3_between
+from ..lie import rotation_angle, rotation_trace_between
 from .observer import NON_FINITE, TOO_FAST
 from ..validation import InputError
 
@@ -35,10 +35,9 @@ def pose_innovation(g_pred, g_meas, length):
     """Size of the residual ``g_pred^-1 g_meas`` of a pose measurement against its prediction:
     ``sqrt(theta^2 + (|p| / length)^2)`` with ``theta`` the rotation angle (rad) and ``|p|`` the
     distance (m) between the two poses, ``length`` (m) the characteristic length."""
-    residual = np.empty((4, 4))
-    se3_between(np.asarray(g_pred, dtype=float), np.asarray(g_meas, dtype=float), residual)
-    theta = math.acos(min(max(0.5 * (np.trace(residual[:3, :3]) - 1.0), -1.0), 1.0))
-    return innovation_size(theta, float(np.linalg.norm(residual[:3, 3])), length)
+    g_pred, g_meas = np.asarray(g_pred, dtype=float), np.asarray(g_meas, dtype=float)
+    theta = rotation_angle(rotation_trace_between(g_pred, g_meas))
+    return innovation_size(theta, float(np.linalg.norm(g_meas[:3, 3] - g_pred[:3, 3])), length)
 
 
 def innovation_size(theta, distance, length):

@@ -63,7 +63,7 @@ import numpy as np
 import pinocchio as pin
 
 from ..compiled import F, R1, R2, R3, RI1, W1, W2, W3, WI1, kernel
-from ..lie import (SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, rotation_trace_between, se3, se3_action,
+from ..lie import (SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, rotation_angle, rotation_trace_between, se3, se3_action,
                    se3_action_inverse, se3_between, se3_compose, se3_right_multiply)
 from ..linalg import cholesky_solve
 from ..validation import InputError
@@ -229,8 +229,8 @@ def carry_sample(start, dt, V1, D, span, now, t_meas, g_meas, g_pred, g_hat, car
     se3_between(carried, now, carried)
     se3_compose(g_meas, carried, carried)
     d0, d1, d2 = carried[0, 3] - g_pred[0, 3], carried[1, 3] - g_pred[1, 3], carried[2, 3] - g_pred[2, 3]
-    theta = math.acos(min(max(0.5 * (rotation_trace_between(g_pred, carried) - 1.0), -1.0), 1.0))
-    return theta, math.sqrt(d0 * d0 + d1 * d1 + d2 * d2), rotation_trace_between(g_hat, carried)
+    return (rotation_angle(rotation_trace_between(g_pred, carried)), math.sqrt(d0 * d0 + d1 * d1 + d2 * d2),
+            rotation_trace_between(g_hat, carried))
 
 
 #: :func:`implausibility` codes
@@ -382,7 +382,7 @@ class MomentumObserver:
 
     def _set_pose(self, k, g):
         """Pose ``k`` of ``[g_hat, g1_pred]`` set to ``g`` (4x4 or ``pin.SE3``); returns its view."""
-        self._poses[k] = g.homogeneous if isinstance(g, pin.SE3) else g
+        self._poses[k] = _pose(g)
         return self._poses[k]
 
     @property

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..dynamics.rel_fast import (connection_velocity, locked_inertia_factor, mu_mu_cc_forces, mu_qdot_cc_forces,
-                                 rel_terms, shape_row, shape_row_into)
+                                 rel_terms, shape_row)
 from ..dynamics.rel_matrices import spatial_momentum
 from ..estimation.health import EstimatorHealth
 from ..estimation.observer import MomentumObserver, ObserverGains
@@ -34,10 +34,17 @@ _ZERO_TWIST = np.zeros(6)
 _ZERO_TWIST.flags.writeable = False
 
 
+def _shape_row(model, ws, c):
+    """The shape row of CC forces ``c`` (a new array; ``ws`` factored at the tick's shape)."""
+    row = np.empty(model.n)
+    shape_row(c, ws.A, row)
+    return row
+
+
 def _tau_hat_1(model, ws, mu, qdot, A_qdot, c_mu, tau_hat_2):
     """Eq. 45, ``i = 1``: ``tau_hat_2`` plus the shape row of the ``(mu, qdot)`` CC forces (the kernel's
     order; ``ws`` factored at the tick's shape, ``c_mu = c(V_mu)``)."""
-    return tau_hat_2 + shape_row(ws, mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu)[1])
+    return tau_hat_2 + _shape_row(model, ws, mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu)[1])
 
 
 class ControlOutput:
@@ -81,10 +88,8 @@ class ControlOutput:
             mu = self._mu_o if self._mu_c is None else self._mu_c[SWAP]
             locked_inertia_factor(model, ws, self._q)
             c_mu = mu_mu_cc_forces(model, ws, mu)
-            tau_hat_2 = np.empty(model.n)
-            shape_row_into(c_mu, ws.A, tau_hat_2)
             connection_velocity(ws.A, qdot, ws.A_qdot)
-            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A_qdot, c_mu, tau_hat_2)
+            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A_qdot, c_mu, _shape_row(model, ws, c_mu))
         return self._tau_hat_1
 
     @property
@@ -234,8 +239,7 @@ class OrbitalController:
                 raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
             mu_c = check.vector("mu_true", mu_true, 6)
             c_mu = mu_mu_cc_forces(model, ws, mu_c[SWAP])
-        tau_hat_2 = np.empty(model.n)
-        shape_row_into(c_mu, ws.A, tau_hat_2)           # eq. 45 at the compensation's mu
+        tau_hat_2 = _shape_row(model, ws, c_mu)          # eq. 45 at the compensation's mu
         if compensation == "tau1":
             tau_hat_1 = _tau_hat_1(model, ws, mu_o, qdot, A_qdot, c_mu, tau_hat_2)
         del c_mu
