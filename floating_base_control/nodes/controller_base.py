@@ -178,6 +178,7 @@ class ControlNode(LifecycleNode):
     def on_activate(self, state):
         period = 1.0 / self._p("control_rate_hz")
         if self.tick_on_input:          # the watchdog: two periods without an input tick
+            self.last_tick = self.now() or None
             self.timer = self.create_timer(2.0 * period, rt.timer_callback(self._watchdog_tick))
         else:
             self.timer = self.create_timer(period, rt.timer_callback(self._tick))
@@ -193,8 +194,16 @@ class ControlNode(LifecycleNode):
             self.timer.reset()
 
     def _watchdog_tick(self):
-        # an input tick may have run between this timer's firing and its callback
-        if self.now() - self.last_tick > 1.0 / self._p("control_rate_hz"):
+        """Tick (with the safe command, unless a usable set of inputs has come) when none came for a
+        period since the last tick or activation.  Simulated time reads 0 until the first ``/clock``,
+        which fires this timer at once: the watchdog counts from there.  A safe command sent then,
+        while the first inputs are on their way, would be taken by a lockstep simulator as the
+        answer to its state, and the real answer as the answer to the next one: one tick of delay
+        for the rest of the run, which the hopper does not survive."""
+        now = self.now()
+        if self.last_tick is None:
+            self.last_tick = now
+        elif now - self.last_tick > 1.0 / self._p("control_rate_hz"):    # an input tick may have run meanwhile
             self._tick()
 
     def on_deactivate(self, state):

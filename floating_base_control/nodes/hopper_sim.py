@@ -12,9 +12,11 @@ published on ``/clock`` and stamps every message: run the controller with
 any speed; the simulator advances at ``real_time_factor`` times the wall clock
 (or slower, if the machine cannot keep up).  With ``lockstep`` (default) it waits,
 after publishing the state at ``t``, for the controller's commands before it
-steps on (at most ``lockstep_timeout`` of wall time, then zero torque): the
-hopper's stiff springs do not tolerate the few milliseconds of extra delay an
-unsynchronized loop of two Python processes adds.
+steps on: the joint efforts and, if anyone publishes it, the base torque (at most
+``lockstep_timeout`` of wall time, then the commands it has).  The hopper's stiff
+springs do not tolerate the few milliseconds of extra delay an unsynchronized
+loop of two Python processes adds, nor a step on the new efforts and the previous
+tick's base torque (the two topics arrive in either order).
 """
 import time
 
@@ -34,6 +36,10 @@ from ..validation import FloatingBaseError
 from . import messages as m
 from . import runtime as rt
 from .params import hopper_sim_params
+
+#: The command streams a lockstep tick waits for.
+COMMANDS = ("efforts", "base torque")
+
 
 class HopperSimNode(Node):
     def __init__(self, **kwargs):
@@ -59,14 +65,15 @@ class HopperSimNode(Node):
         self.steps = 0
         self.per_tick = max(1, round(p("physics_rate_hz") / p("publish_rate_hz")))
         self.lockstep, self.lockstep_timeout = p("lockstep"), p("lockstep_timeout")
-        self.commanded, self.waiting_since = True, None     # a command since the last published state
+        self.answered, self.waiting_since = set(COMMANDS), None    # commands since the last published state
         self.world, self.base = p("world_frame"), p("base_frame")
         self.clock_pub = self.create_publisher(Clock, "/clock", 10)
         self.joint_pub = self.create_publisher(JointState, p("joint_states_topic"), 10)
         self.odom_pub = self.create_publisher(Odometry, p("base_odometry_topic"), 10)
         self.force_pub = self.create_publisher(WrenchStamped, p("foot_force_topic"), 10)
         self.create_subscription(Float64MultiArray, p("command_topic"), self._on_command, rt.LATEST_ONLY)
-        self.create_subscription(Float64MultiArray, p("base_torque_topic"), self._on_base_torque, rt.LATEST_ONLY)
+        self.base_topic = self.create_subscription(Float64MultiArray, p("base_torque_topic"), self._on_base_torque,
+                                                   rt.LATEST_ONLY).topic_name
         self.joint_msg = JointState(name=list(self.model.joint_names))
         self.create_timer(1.0 / (p("publish_rate_hz") * p("real_time_factor")), rt.timer_callback(self._tick))
 
@@ -80,23 +87,31 @@ class HopperSimNode(Node):
     def _on_command(self, msg):
         tau = m.effort_command(msg.data, self.cmd_index)
         if tau is not None:
-            self.tau, self.cmd_time, self.commanded = tau, self.t, True
+            self.tau, self.cmd_time = tau, self.t
+            self.answered.add("efforts")
         else:
             self.get_logger().warning(f"ignoring effort command {list(msg.data)}", throttle_duration_sec=1.0)
 
     def _on_base_torque(self, msg):
         if len(msg.data) == 1 and np.isfinite(msg.data[0]):
             self.base_torque, self.base_time = float(msg.data[0]), self.t
+            self.answered.add("base torque")
         else:
             self.get_logger().warning(f"ignoring base torque command {list(msg.data)}", throttle_duration_sec=1.0)
 
+    def _answered(self):
+        """Lockstep: the efforts, and the base torque unless nobody publishes it, came after the last state."""
+        return "efforts" in self.answered and ("base torque" in self.answered
+                                               or not self.count_publishers(self.base_topic))
+
     def _tick(self):
-        if self.lockstep and not self.commanded:
+        if self.lockstep and not self._answered():
             now = time.monotonic()
             self.waiting_since = self.waiting_since or now
             if now - self.waiting_since < self.lockstep_timeout:
                 return
-        self.commanded, self.waiting_since = False, None
+        self.answered.clear()
+        self.waiting_since = None
         tau = self.tau if self.t - self.cmd_time <= self.timeout else np.zeros(self.model.n)
         base = self.base_torque if self.t - self.base_time <= self.timeout else 0.0
         for _ in range(self.per_tick):
