@@ -1,5 +1,7 @@
-"""nodes/runtime.py: a timer callback whose signature rclpy's EventsExecutor gets without recomputing it."""
+"""nodes/runtime.py: a timer callback whose signature rclpy's EventsExecutor gets without recomputing it;
+a node process whose shutdown never leaves SIGINT to its default action."""
 import inspect
+import sys
 import time
 
 import pytest
@@ -48,3 +50,35 @@ def test_timer_callback_keeps_the_signature_and_the_executor_still_passes_timer_
     finally:
         rclpy.shutdown(context=context)
         ros_harness.release_domains(__name__)
+
+
+SPIN_A_FINALIZED_NODE = """
+import signal
+import rclpy
+from rclpy.node import Node
+from floating_base_control.nodes import runtime as rt
+
+uninstalled = []
+rclpy.uninstall_signal_handlers = lambda: uninstalled.append(True)     # what rclpy.try_shutdown calls
+
+
+class Finalized(Node):
+    def __init__(self):
+        super().__init__("finalized")
+        self.finalized = True
+
+
+rt.spin(Finalized)
+print("uninstalled:", bool(uninstalled), "SIGINT ignored:", signal.getsignal(signal.SIGINT) is signal.SIG_IGN)
+"""
+
+
+def test_spin_shuts_rclpy_down_without_uninstalling_signal_handlers():
+    """rclpy's ``uninstall_signal_handlers`` (``try_shutdown``'s default) sets SIGINT to its default
+    action and then restores the handler it found: a Ctrl-C in between kills the process (exit -2)
+    instead of the clean exit with one zero command.  A process calling it in a loop under a SIGINT
+    every 2 ms died within 300 signals; ``spin`` never calls it (it installed none of rclpy's)."""
+    proc = ros_harness.popen([sys.executable, "-c", SPIN_A_FINALIZED_NODE], ros_harness.domain_for(__name__))
+    output = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 0, output
+    assert "uninstalled: False SIGINT ignored: True" in output, output

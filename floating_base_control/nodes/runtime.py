@@ -118,6 +118,9 @@ def spin(node_class, args=None):
     finally:
         executor.shutdown()
         node.destroy_node()
-        rclpy.try_shutdown()
+        # not rclpy's default uninstall_signal_handlers, which, with none of its own installed, sets
+        # SIGINT and SIGTERM to their default action and then puts ours back: a second Ctrl-C between
+        # the two killed the process (exit -2), seen in test_ros_stop and reproduced
+        rclpy.try_shutdown(uninstall_handlers=False)
         for sig in (signal.SIGINT, signal.SIGTERM):    # the interpreter's exit restores the default handlers:
             signal.signal(sig, signal.SIG_IGN)        # a late signal must not turn a clean exit into a kill
