@@ -8,7 +8,8 @@ timer as watchdog; ``timer``), the time spent after the command (estimates) and
 the garbage collections between ticks.
 Nothing else runs: this process only waits (no recording).  The CPU time each node
 process uses (share of a core; the controller's per tick) is reported too: on a machine shared
-with other work it says more about the loop's own cost than the rates do.
+with other work it says more about the loop's own cost than the rates do; and how each process was
+scheduled (``realtime_priority`` of config/orbital_robot.yaml: SCHED_FIFO where permitted).
 Goal: 1 kHz sustained, p99 period under 1.5 ms.  DDS traffic stays on the
 machine (shared memory only, a domain of its own).
 """
@@ -39,6 +40,7 @@ class NodeCpu:
 
     def __init__(self, period=0.5):
         self.samples, self.period, self.done = [], period, threading.Event()
+        self.scheduling = {name: "unknown" for name in NODES}
         self.thread = threading.Thread(target=self._sample, daemon=True)
 
     def __enter__(self):
@@ -63,6 +65,7 @@ class NodeCpu:
                     for name, module in NODES.items():
                         if module in cmd:
                             cpu[name] = (int(stat[11]) + int(stat[12])) / tick
+                            self.scheduling[name] = _scheduling(int(pid))
             if len(cpu) == len(NODES):
                 self.samples.append((time.monotonic(), cpu))
 
@@ -74,6 +77,16 @@ class NodeCpu:
         start_t, start = next((t, c) for t, c in self.samples if t >= end_t - window_s)
         span = end_t - start_t
         return {name: (end[name] - start[name]) / span if span > 0 else float("nan") for name in NODES}
+
+
+def _scheduling(pid):
+    """How the process ``pid`` is scheduled: ``"SCHED_FIFO 50"``, ``"SCHED_OTHER"``, ..."""
+    try:
+        policy, priority = os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority
+    except OSError:
+        return "unknown"
+    name = {os.SCHED_FIFO: "SCHED_FIFO", os.SCHED_RR: "SCHED_RR"}.get(policy, "SCHED_OTHER")
+    return f"{name} {priority}" if priority else name
 
 
 def run(duration_s=30.0, tick_on_joint_state=TICK_ON_JOINT_STATE):
@@ -109,6 +122,7 @@ def run(duration_s=30.0, tick_on_joint_state=TICK_ON_JOINT_STATE):
         "load_average_1min": round(os.getloadavg()[0], 2),
         **{f"{name}_cpu_fraction": round(use, 3) for name, use in cpu_use.items()},
         "controller_cpu_per_tick_ms": round(cpu_use["controller"] / rate * 1e3, 3),
+        **{f"{name}_scheduling": policy for name, policy in cpu.scheduling.items()},
     }
 
 

@@ -62,6 +62,11 @@ def check_works(node, what):
     assert np.isfinite(tau).all() and np.all(np.abs(tau) <= node.model.effort_limits + 1e-12), (what, tau)
 
 
+def typed(spec, value):
+    """A range end as rqt sends it: of the parameter's type (an integer parameter refuses a double)."""
+    return type(spec.default)(value)
+
+
 def ranged(robot, context, read_only):
     node = make(robot, context)
     specs = [s for s in node.specs.values() if s.range is not None and s.read_only == read_only]
@@ -74,7 +79,7 @@ def test_every_live_parameter_accepts_its_range_ends_and_the_node_goes_on(robot,
     node = make(robot, context)
     for spec in ranged(robot, context, read_only=False):
         for value in spec.range:
-            (result,) = node.set_parameters([Parameter(spec.name, value=float(value))])
+            (result,) = node.set_parameters([Parameter(spec.name, value=typed(spec, value))])
             coupled = [s for s in node.specs if s != spec.name and s in result.reason]
             assert result.successful or coupled, f"{spec.name} = {value} refused: {result.reason}"
             check_works(node, f"{spec.name} = {value}")
@@ -86,7 +91,7 @@ def test_every_live_parameter_accepts_its_range_ends_and_the_node_goes_on(robot,
 def test_every_read_only_parameter_starts_the_node_at_its_range_ends(robot, context):
     for spec in ranged(robot, context, read_only=True):
         for value in spec.range:
-            node = make(robot, context, [(spec.name, float(value))])
+            node = make(robot, context, [(spec.name, typed(spec, value))])
             check_works(node, f"{spec.name} = {value}")
             node.destroy_node()
 
@@ -104,4 +109,4 @@ def test_a_zero_effort_limit_takes_that_joint_torque_to_zero(context):
 def test_the_simulators_start_at_every_range_end(sim, specs, context):
     for spec in (s for s in specs() if s.range is not None):
         for value in spec.range:
-            sim(context=context, parameter_overrides=[Parameter(spec.name, value=float(value))]).destroy_node()
+            sim(context=context, parameter_overrides=[Parameter(spec.name, value=typed(spec, value))]).destroy_node()

@@ -1,6 +1,8 @@
 """nodes/runtime.py: a timer callback whose signature rclpy's EventsExecutor gets without recomputing it;
-a node process whose shutdown never leaves SIGINT to its default action."""
+a node process whose shutdown never leaves SIGINT to its default action; the real-time scheduling a node
+process asks for with ``realtime_priority``."""
 import inspect
+import os
 import sys
 import time
 
@@ -11,6 +13,7 @@ ros_harness = pytest.importorskip("ros_harness")
 import rclpy  # noqa: E402
 from rclpy.experimental import EventsExecutor  # noqa: E402
 from rclpy.timer import TimerInfo  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 
 from floating_base_control.nodes import runtime as rt  # noqa: E402
 
@@ -82,3 +85,33 @@ def test_spin_shuts_rclpy_down_without_uninstalling_signal_handlers():
     output = proc.communicate(timeout=60)[0]
     assert proc.returncode == 0, output
     assert "uninstalled: False SIGINT ignored: True" in output, output
+
+
+def scheduling(pid):
+    """``{(policy, priority)}`` of the threads of process ``pid``."""
+    return {(os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority)
+            for tid in map(int, os.listdir(f"/proc/{pid}/task"))}
+
+
+def test_a_node_process_runs_at_its_realtime_priority_or_says_why_not():
+    """mujoco_sim with ``realtime_priority`` 20: once it publishes, every thread of its process (the DDS
+    threads too) is SCHED_FIFO at 20, or the node warned that it may not; with 0 (the default) none is."""
+    domain = ros_harness.domain_for(__name__ + ".realtime")
+    client = ros_harness.Client(domain, [])
+    states = []
+    client.node.create_subscription(JointState, "/joint_states", states.append, 10)
+    for priority, expected in ((20, {(os.SCHED_FIFO, 20)}), (0, {(os.SCHED_OTHER, 0)})):
+        states.clear()
+        proc = ros_harness.start_node("orbital_sim", domain, {"realtime_priority": priority})
+        try:
+            assert client.wait_for(lambda: len(states) > 3), "mujoco_sim publishes no joint states"
+            threads = scheduling(proc.pid)
+        finally:
+            output = ros_harness.stop(proc)
+        assert proc.returncode == 0 and "Traceback" not in output, output
+        if priority and "not applied" in output:       # a user without the permission: told, and running
+            assert "realtime_priority 20 not applied" in output and "rtprio" in output, output
+            expected = {(os.SCHED_OTHER, 0)}
+        assert threads == expected, (priority, threads, output)
+    client.close()
+    ros_harness.release_domains(__name__ + ".realtime")

@@ -20,7 +20,7 @@ class ParamSpec:
     name: str
     default: Any
     description: str
-    range: Optional[Tuple[float, float]] = None     #: closed interval, doubles only
+    range: Optional[Tuple[float, float]] = None     #: closed interval (of integers for an int default)
     read_only: bool = False
     choices: Optional[Tuple[str, ...]] = None       #: allowed string values
 
@@ -79,6 +79,12 @@ def _structural(node_name):
         ParamSpec("command_topic", "effort_controller/commands", "std_msgs/Float64MultiArray joint "
                   "efforts in 'joints' order", read_only=True),
     ]
+
+
+def _realtime():
+    """How a node process is scheduled (``runtime.spin``), as ros2_control's controller manager is."""
+    return [ParamSpec("realtime_priority", 0, "SCHED_FIFO priority of the node's process (1-99; ros2_control "
+                      "uses 50), if permitted (else a warning); 0: ordinary scheduling", (0, 99), read_only=True)]
 
 
 def _monitoring():
@@ -145,6 +151,7 @@ def controller_params(joint_names, position_limits, effort_limits):
         ParamSpec("health.max_speed", h.max_speed, "a locked linear velocity estimate above this (m/s) is "
                   "implausible: the observer restarts", (0.01, 1000.0)),
         *_monitoring(),
+        *_realtime(),
     ]
     for j, (lo, hi), effort in zip(joint_names, position_limits, effort_limits):
         lo, hi, effort = float(max(lo, -1e3)), float(min(hi, 1e3)), float(min(effort, 1e4))
@@ -228,6 +235,7 @@ def sim_params():
         ParamSpec("publish_clock", False, "publish the simulated time on /clock (what every message is "
                   "stamped with), for nodes with use_sim_time", **ro),
         ParamSpec("seed", 0, "noise seed", **ro),
+        *_realtime(),
     ]
 
 
@@ -296,6 +304,7 @@ def hopper_controller_params():
         ParamSpec("watchdog.max_foot_force_age", 0.01, "foot force older than this (s): zero command",
                   (0.0001, 10.0)),
         *_monitoring(),
+        *_realtime(),
     ]
 
 
@@ -321,4 +330,5 @@ def hopper_sim_params():
         ParamSpec("lockstep", True, "after publishing a state, wait for the joint efforts before stepping on",
                   **ro),
         ParamSpec("lockstep_timeout", 0.1, "longest wait for a command in lockstep (wall s)", (0.001, 10.0), **ro),
+        *_realtime(),
     ]

@@ -12,10 +12,12 @@ import sys
 import time
 
 import rclpy
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.experimental import EventsExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
+
+from ..realtime import fifo_scheduling
 
 #: For the streams a control loop consumes at its own rate (joint states, commands): only the
 #: newest message matters, and a queue of old ones would only add delay.
@@ -33,7 +35,9 @@ LOCAL_DDS = {"FASTDDS_BUILTIN_TRANSPORTS": "SHM", "RMW_IMPLEMENTATION": "rmw_fas
 def descriptor(spec):
     """``rcl_interfaces/ParameterDescriptor`` of a :class:`~.params.ParamSpec`."""
     d = ParameterDescriptor(description=spec.description, read_only=spec.read_only)
-    if spec.range is not None:
+    if spec.range is not None and isinstance(spec.default, int) and not isinstance(spec.default, bool):
+        d.integer_range = [IntegerRange(from_value=int(spec.range[0]), to_value=int(spec.range[1]), step=1)]
+    elif spec.range is not None:
         d.floating_point_range = [FloatingPointRange(from_value=float(spec.range[0]),
                                                      to_value=float(spec.range[1]), step=0.0)]
     if spec.choices:
@@ -92,6 +96,14 @@ def _linger(executor):
         executor.spin_once(timeout_sec=0.05)
 
 
+def _realtime_priority(node):
+    """The node's ``realtime_priority`` (0: ordinary scheduling) for the whole process, or a warning."""
+    priority = node.get_parameter("realtime_priority").value if node.has_parameter("realtime_priority") else 0
+    problem = priority and fifo_scheduling(priority)
+    if problem:
+        node.get_logger().warning(f"realtime_priority {priority} not applied: {problem}")
+
+
 def spin(node_class, args=None):
     """``main()`` of a node: one node on rclpy's events executor until SIGINT, SIGTERM or the
     lifecycle shutdown transition (the node's ``finalized``); exit status 0 in all three cases.
@@ -108,7 +120,8 @@ def spin(node_class, args=None):
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, _frame: stop.append(signum))
     node = node_class()
-    executor = EventsExecutor()
+    _realtime_priority(node)
+    executor = EventsExecutor()                   # its threads inherit the scheduling
     executor.add_node(node)
     try:
         while not stop and rclpy.ok() and not getattr(node, "finalized", False):
