@@ -6,7 +6,9 @@
   median of the ticks that receive a pose sample, and the bytes a tick
   allocates (tracemalloc: peak above the tick's start, in a separate run).
   Garbage is collected between ticks, as the ROS node does
-  (``realtime.CollectBetweenTicks``);
+  (``realtime.CollectBetweenTicks``).  Beside it, the jitter of the machine itself: a fixed
+  pure-Python workload as long as the step's median, timed the same way (its p99 over its median);
+
 * the default 30 s scenario (controller + MuJoCo at 2 kHz + sensors +
   evaluation logging): wall time, and its summary numbers.
 """
@@ -67,6 +69,30 @@ def step_timing(ticks=3000):
             "load_average_1min": round(os.getloadavg()[0], 2)}
 
 
+def _fixed_workload(n):
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def machine_jitter(median_us, runs=3000):
+    """p99 / median of :func:`_fixed_workload` sized to take ``median_us``: what this machine's own
+    interruptions add to a computation of the step's length that never changes."""
+    t0 = time.perf_counter()
+    _fixed_workload(100_000)
+    n = max(1, round(median_us * 1e-6 / ((time.perf_counter() - t0) / 100_000)))
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        _fixed_workload(n)
+        times.append(time.perf_counter() - t0)
+    us = np.array(times[10:]) * 1e6
+    median = float(np.median(us))
+    return {"fixed_workload_median_us": round(median, 1),
+            "fixed_workload_p99_over_median": round(float(np.percentile(us, 99)) / median, 2)}
+
+
 def step_allocations(ticks=1000):
     """Bytes one ``controller.step`` allocates: tracemalloc's peak during the tick above the traced
     memory at its start (what the tick needs beyond what already exists), after 100 ticks."""
@@ -103,7 +129,9 @@ def scenario_30s():
 
 
 def run():
-    return {**step_timing(), **step_allocations(), **scenario_30s()}
+    timing = step_timing()
+    return {**timing, **machine_jitter(timing["controller_step_median_us"]), **step_allocations(),
+            **scenario_30s()}
 
 
 
