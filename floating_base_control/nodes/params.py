@@ -327,7 +327,8 @@ def hopper_sim_params():
                   (0.0001, 10.0), **ro),
         ParamSpec("real_time_factor", 1.0, "simulated seconds per wall second (at most; /clock carries the "
                   "simulated time)", (0.01, 10.0), **ro),
-        ParamSpec("lockstep", True, "after publishing a state, wait for the joint efforts before stepping on",
+        ParamSpec("lockstep", True, "after publishing a state, wait for the joint efforts (and the base torque, "
+                  "if published) before stepping on",
                   **ro),
         ParamSpec("lockstep_timeout", 0.1, "longest wait for a command in lockstep (wall s)", (0.001, 10.0), **ro),
         *_realtime(),
