@@ -8,7 +8,6 @@
   Garbage is collected between ticks, as the ROS node does
   (``realtime.CollectBetweenTicks``).  Beside it, the jitter of the machine itself: a fixed
   pure-Python workload as long as the step's median, timed the same way (its p99 over its median);
-
 * the default 30 s scenario (controller + MuJoCo at 2 kHz + sensors +
   evaluation logging): wall time, and its summary numbers.
 """

@@ -40,7 +40,7 @@ def hopper():
 
 
 def in_process_loop(first_command_tick):
-    """What the two nodes do in lockstep, in one process: ``{stamp in ns: odometry position (x, z)}`` of
+    """What the two nodes do in lockstep, in one process: yields ``(stamp in ns, odometry position)`` of
     the state published after each publish period (1 ms: ten physics steps on the last commands).  The
     controller answers every state from the ``first_command_tick``-th on (the earlier ones go out before
     it is up); it sees them as the messages carry them."""

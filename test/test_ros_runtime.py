@@ -82,7 +82,10 @@ def test_spin_shuts_rclpy_down_without_uninstalling_signal_handlers():
     instead of the clean exit with one zero command.  A process calling it in a loop under a SIGINT
     every 2 ms died within 300 signals; ``spin`` never calls it (it installed none of rclpy's)."""
     proc = ros_harness.popen([sys.executable, "-c", SPIN_A_FINALIZED_NODE], ros_harness.domain_for(__name__))
-    output = proc.communicate(timeout=60)[0]
+    try:
+        output = proc.communicate(timeout=60)[0]
+    finally:
+        ros_harness.release_domains(__name__)
     assert proc.returncode == 0, output
     assert "uninstalled: False SIGINT ignored: True" in output, output
 
@@ -96,22 +99,24 @@ def scheduling(pid):
 def test_a_node_process_runs_at_its_realtime_priority_or_says_why_not():
     """mujoco_sim with ``realtime_priority`` 20: once it publishes, every thread of its process (the DDS
     threads too) is SCHED_FIFO at 20, or the node warned that it may not; with 0 (the default) none is."""
-    domain = ros_harness.domain_for(__name__ + ".realtime")
-    client = ros_harness.Client(domain, [])
+    client = ros_harness.Client(ros_harness.domain_for(__name__), [])
     states = []
     client.node.create_subscription(JointState, "/joint_states", states.append, 10)
-    for priority, expected in ((20, {(os.SCHED_FIFO, 20)}), (0, {(os.SCHED_OTHER, 0)})):
-        states.clear()
-        proc = ros_harness.start_node("orbital_sim", domain, {"realtime_priority": priority})
-        try:
-            assert client.wait_for(lambda: len(states) > 3), "mujoco_sim publishes no joint states"
-            threads = scheduling(proc.pid)
-        finally:
-            output = ros_harness.stop(proc)
-        assert proc.returncode == 0 and "Traceback" not in output, output
-        if priority and "not applied" in output:       # a user without the permission: told, and running
-            assert "realtime_priority 20 not applied" in output and "rtprio" in output, output
-            expected = {(os.SCHED_OTHER, 0)}
-        assert threads == expected, (priority, threads, output)
-    client.close()
-    ros_harness.release_domains(__name__ + ".realtime")
+    try:
+        for priority, expected in ((20, {(os.SCHED_FIFO, 20)}), (0, {(os.SCHED_OTHER, 0)})):
+            states.clear()
+            proc = ros_harness.start_node("orbital_sim", ros_harness.domain_for(__name__),
+                                          {"realtime_priority": priority})
+            try:
+                assert client.wait_for(lambda: len(states) > 3), "mujoco_sim publishes no joint states"
+                threads = scheduling(proc.pid)
+            finally:
+                output = ros_harness.stop(proc)
+            assert proc.returncode == 0 and "Traceback" not in output, output
+            if priority and "not applied" in output:       # a user without the permission: told, and running
+                assert "realtime_priority 20 not applied" in output and "rtprio" in output, output
+                expected = {(os.SCHED_OTHER, 0)}
+            assert threads == expected, (priority, threads, output)
+    finally:
+        client.close()
+        ros_harness.release_domains(__name__)
