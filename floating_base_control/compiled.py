@@ -11,7 +11,7 @@ slower, with the same results.
   loop must not stop for the compiler at its first pose sample or first rejection.  Arrays are of any
   layout; those a kernel only reads are typed read-only (``R1``..``R3``), so read-only arrays are
   accepted too; those it writes are ``W1``..``W3`` (``RI1``, ``WI1``: integers); ``F`` is a float,
-  ``T3``, ``T9`` tuples of floats (a 3-vector, a row-major 3x3), values on the stack.  Kernels that a
+  ``B`` a boolean, ``T3``, ``T9`` tuples of floats (a 3-vector, a row-major 3x3), values on the stack.  Kernels that a
   tick calls from Python return nothing or scalars: a returned array would be a new Python object at
   every call.
 * **Cached on disk** (numba's ``cache=True``: ``__pycache__`` beside the sources, or the user's cache
@@ -29,13 +29,13 @@ except ImportError:                     # pragma: no cover - numba is in install
 COMPILED = numba is not None
 
 if COMPILED:
-    F = numba.float64
+    F, B = numba.float64, numba.boolean
     R1, R2, R3 = (numba.types.Array(numba.float64, d, "A", readonly=True) for d in (1, 2, 3))
     W1, W2, W3 = (numba.types.Array(numba.float64, d, "A") for d in (1, 2, 3))
     RI1, WI1 = (numba.types.Array(numba.int64, 1, "A", readonly=readonly) for readonly in (True, False))
     T3, T9 = numba.types.UniTuple(numba.float64, 3), numba.types.UniTuple(numba.float64, 9)
 else:                                   # pragma: no cover
-    F = R1 = R2 = R3 = W1 = W2 = W3 = RI1 = WI1 = T3 = T9 = None
+    F = B = R1 = R2 = R3 = W1 = W2 = W3 = RI1 = WI1 = T3 = T9 = None
 
 
 def kernel(*arg_types):

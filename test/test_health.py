@@ -167,3 +167,63 @@ def test_the_controller_returns_to_normal_after_an_outlier_without_saturating(sc
         assert not any(out.saturated for out in bad + after)
     else:
         assert not any(out.saturated for out in after)
+
+
+def _state(ctrl):
+    """Everything of the observer and its health checks a tick can change, as exact values."""
+    obs, health = ctrl.observer, ctrl.health
+    return (obs._poses.tobytes(), obs._mu_hat.tobytes(), obs.initialized, obs.samples, obs.resets,
+            health.rejected, health.reinitializations, health.restarts, len(health._run))
+
+
+TICK = 3.0 + 0.001
+
+
+@pytest.mark.parametrize("case, screened", [
+    ("no sample", True), ("sample 30 ms old", True), ("sample taken now", True), ("attitude only", True),
+    ("outlier", False), ("older than the history", False), ("rotation error of pi", False),
+    ("implausible state", False), ("non-finite state", False), ("two samples", False)])
+def test_the_compiled_tick_is_the_checked_path_or_leaves_it_everything(scenario, case, screened):
+    """``OrbitalController._observe`` takes a tick with at most one sample in one compiled call
+    (``observer_screen``): the state after it, the samples counted and the observer's error are those of
+    the checked path (health checks, gate and ``add_pose`` in Python) bit for bit; anything unusual it
+    leaves, unchanged, to the checked path."""
+    q = np.array(scenario.q_d) - 0.1
+    qdot = np.linspace(-0.05, 0.05, len(q))
+    moving = lambda t: exp(np.r_[0.02, -0.01, 0.03, 0.1, 0.0, -0.05] * t)     # noqa: E731
+    (_, fast), (_, checked) = controller(scenario), controller(scenario)
+    for ctrl in (fast, checked):
+        run(ctrl, 0.0, 3.0, q, qdot, moving, rate=1000.0, pose_every=100)
+    assert _state(fast) == _state(checked)
+    g = moving(TICK - 0.03) @ translation([0.01, -0.02, 0.0])
+    attitude_only = g.copy()
+    attitude_only[:3, 3] = np.nan
+    samples = {"no sample": [], "sample 30 ms old": [(TICK - 0.03, g)], "sample taken now": [(TICK, moving(TICK))],
+               "attitude only": [(TICK - 0.03, attitude_only)], "outlier": [(TICK, translation([1000.0, 0, 0]))],
+               "older than the history": [(TICK - 2.5, g)], "two samples": [(TICK - 0.03, g), (TICK, moving(TICK))],
+               "rotation error of pi": [(TICK, moving(TICK))]}.get(case, [])
+    for ctrl in (fast, checked):
+        if case == "rotation error of pi":        # within the gate of the prediction, pi from g_hat
+            ctrl.observer.g_hat = ctrl.observer.g_pred @ rotation([0, 0, 1], np.pi)
+        if case == "implausible state":
+            ctrl.observer.mu_hat = np.r_[0, 0, 0, 0, 50.0, 0]
+        if case == "non-finite state":
+            ctrl.observer.mu_hat = np.r_[np.nan, 0, 0, 0, 0, 0]
+    for ctrl in (fast, checked):
+        ctrl.observer.advance(TICK)
+    before, fast_error = _state(fast), None
+    if len(samples) < 2:
+        fast_error = fast.health.screened_error(fast.observer, samples[0] if samples else None, TICK)
+        assert (fast_error is not None) == screened
+        assert fast_error is not None or _state(fast) == before
+    if fast_error is None:
+        fast_error = fast._observe(TICK, samples)
+    checked._take_samples(TICK, samples)
+    checked_error = checked.observer.error() if checked.observer.initialized else None
+    assert _state(fast) == _state(checked)
+    assert _state(fast) != before or case in ("no sample", "implausible state", "non-finite state")
+    if checked_error is None:
+        assert fast_error is None
+    else:
+        for a, b in zip(fast_error, checked_error):
+            assert np.array_equal(a, b)

@@ -21,13 +21,12 @@ drag the observer of seed 002 somewhere it cannot come back from.  Three checks:
   ``max_angular_rate`` / ``max_speed``, restarts the observer: it forgets the estimate and
   starts again from the next sample (counted), whatever state it was in.
 """
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..lie import rotation_angle, rotation_trace_between
-from .observer import NON_FINITE, TOO_FAST
+from .observer import NON_FINITE, TOO_FAST, innovation_size
 from ..validation import InputError
 
 
@@ -38,14 +37,6 @@ def pose_innovation(g_pred, g_meas, length):
     g_pred, g_meas = np.asarray(g_pred, dtype=float), np.asarray(g_meas, dtype=float)
     theta = rotation_angle(rotation_trace_between(g_pred, g_meas))
     return innovation_size(theta, float(np.linalg.norm(g_meas[:3, 3] - g_pred[:3, 3])), length)
-
-
-def innovation_size(theta, distance, length):
-    """:func:`pose_innovation` of a residual's rotation angle ``theta`` and translation length ``distance``
-    (NaN for an attitude-only sample: its rotation is all it says)."""
-    if not math.isfinite(distance):
-        return theta if math.isfinite(theta) else math.inf
-    return math.hypot(theta, distance / length)
 
 
 @dataclass
@@ -94,6 +85,17 @@ class EstimatorHealth:
             if len(self._run) >= self.config.reinit_after:
                 self._reinitialize(observer, observer.carry_forward(g_meas, t_meas), t_now)
         return reason
+
+    def screened_error(self, observer, sample, t_now):
+        """The common tick in one compiled call (``MomentumObserver.screened_error``): the state plausible,
+        the sample ``(t_taken, g_meas)`` (or ``None``) admitted and folded in, the observer's error returned;
+        ``None`` if anything is unusual, with nothing changed, for :meth:`check_state`, :meth:`admit` and
+        ``add_pose`` to take with their counts and reasons."""
+        c = self.config
+        error = observer.screened_error(sample, t_now, c.max_angular_rate, c.max_speed, c.threshold, c.length)
+        if error is not None and sample is not None:
+            self._run.clear()
+        return error
 
     def _rejection(self, observer, g_meas, t_meas, t_now):
         if t_now - t_meas > observer.history_s:

@@ -62,7 +62,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..compiled import F, R1, R2, R3, RI1, W1, W2, W3, WI1, kernel
+from ..compiled import B, F, R1, R2, R3, RI1, W1, W2, W3, WI1, kernel
 from ..lie import (SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, rotation_angle, rotation_trace_between, se3, se3_action,
                    se3_action_inverse, se3_between, se3_compose, se3_right_multiply)
 from ..linalg import cholesky_solve
@@ -254,6 +254,52 @@ def implausibility(g_hat, mu_hat, max_angular_rate, max_speed):
     return PLAUSIBLE
 
 
+@kernel(F, F, F)
+def innovation_size(theta, distance, length):
+    """The size of a pose sample's residual against the prediction (``health.py``):
+    ``sqrt(theta^2 + (distance / length)^2)`` of its rotation angle ``theta`` and translation length
+    ``distance``, ``length`` the robot's characteristic length (``distance`` NaN: an attitude-only sample,
+    whose rotation is all it says)."""
+    if not math.isfinite(distance):
+        return theta if math.isfinite(theta) else math.inf
+    return math.hypot(theta, distance / length)
+
+
+#: :func:`observer_screen` codes: no sample, a sample folded in, anything unusual (nothing changed)
+SCREENED, SCREENED_SAMPLE, UNUSUAL = 0, 1, 2
+
+
+@kernel(R1, R1, R2, R3, RI1, W3, R1, R2, F, F, B, F, F, F, F, F, R1, W2, W1, W2, W1, W1, W2)
+def observer_screen(start, dt, V1, D, span, poses, mu_hat, g_meas, t_meas, t_now, has_sample, max_angular_rate,
+                    max_speed, history_s, threshold, length, L, eta, eps, J, H_T_L_eps, mu_hat_o, carried):
+    """The common tick of the estimate's health checks (``health.py``) and the observer, in one call:
+    the state is plausible (:func:`implausibility`), the sample ``g_meas`` taken at ``t_meas`` (if
+    ``has_sample``) is within the history, passes the innovation gate and leaves Lemma 11's condition
+    intact, so it replaces the prediction as :meth:`MomentumObserver.add_pose` does; then
+    :func:`observer_error` into the buffers.  Returns :data:`SCREENED` or :data:`SCREENED_SAMPLE`, or
+    :data:`UNUSUAL`, having changed nothing, for the checked path to handle with its counts and reasons.
+    ``poses = [g_hat, g1_pred, D]``, ``carried``: 4x4 scratch."""
+    if implausibility(poses[0], mu_hat, max_angular_rate, max_speed) != PLAUSIBLE:
+        return UNUSUAL
+    if has_sample:
+        if t_now - t_meas > history_s:
+            return UNUSUAL
+        theta, distance, eta_trace = carry_sample(start, dt, V1, D, span, poses[2], t_meas, g_meas, poses[1],
+                                                  poses[0], carried)
+        if innovation_size(theta, distance, length) > threshold or not 1.0 + eta_trace > TRACE_MARGIN:
+            return UNUSUAL
+        if math.isfinite(distance):
+            poses[1, :, :] = carried
+        else:                                   # attitude only: the prediction's translation stays
+            poses[1, :3, :3] = carried[:3, :3]
+    observer_error(poses[0], poses[1], mu_hat, L, eta, eps, J, H_T_L_eps, mu_hat_o)
+    return SCREENED_SAMPLE if has_sample else SCREENED
+
+
+_NO_SAMPLE = np.eye(4)
+_NO_SAMPLE.flags.writeable = False
+
+
 def _pose(g):
     """A 4x4 float array of a pose given as an array or a ``pin.SE3``."""
     return g.homogeneous if isinstance(g, pin.SE3) else np.asarray(g, dtype=float)
@@ -353,6 +399,7 @@ class MomentumObserver:
         # the tick's scratch (Pinocchio's order): error(), update_rates() and advance() fill these
         self._eta, self._eps, self._J, self._H_T_L_eps = np.eye(4), np.zeros(6), np.zeros((6, 6)), np.zeros(6)
         self._rate_rows = np.zeros((2, 6))          # [V_hat; mu_hat_dot] (eqs. 37, 42)
+        self._screened = np.eye(4)                  # observer_screen's carried sample
         self._scratch = np.zeros((2, 6))
 
     # -- the paper's notation at the edge -------------------------------------------
@@ -487,6 +534,23 @@ class MomentumObserver:
         mu_hat_o = np.empty(6)                    # a new array: the tick's output keeps it
         observer_error(self._g_hat, self._g_pred, self._mu_hat, self.gains.L_pin, self._eta, self._eps, self._J,
                        self._H_T_L_eps, mu_hat_o)
+        return Error(self._eta, self._eps, self._H_T_L_eps, mu_hat_o)
+
+    def screened_error(self, sample, t_now, max_angular_rate, max_speed, threshold, length):
+        """:func:`observer_screen` at ``t_now`` with the sample ``(t_taken, g_meas)`` (or ``None``) and the
+        health checks' bounds: the :class:`Error` after the sample is folded in, or ``None`` if anything
+        is unusual (nothing changed: the checked path, ``EstimatorHealth`` and :meth:`add_pose`, takes the
+        tick).  The observer must be initialized."""
+        t_meas, g_meas = (0.0, _NO_SAMPLE) if sample is None else (sample[0], _pose(sample[1]))
+        h, mu_hat_o = self._intervals, np.empty(6)       # a new array: the tick's output keeps it
+        code = observer_screen(h.start, h.dt, h.V1, h.D, h.span, self._poses, self._mu_hat, g_meas, t_meas, t_now,
+                               sample is not None, max_angular_rate, max_speed, self.history_s, threshold, length,
+                               self.gains.L_pin, self._eta, self._eps, self._J, self._H_T_L_eps, mu_hat_o,
+                               self._screened)
+        if code == UNUSUAL:
+            return None
+        if code == SCREENED_SAMPLE:
+            self.samples += 1
         return Error(self._eta, self._eps, self._H_T_L_eps, mu_hat_o)
 
     def update_rates(self, error, ws, A_qdot, base_mu_mu):

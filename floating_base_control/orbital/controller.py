@@ -215,6 +215,18 @@ class OrbitalController:
             if self.health.admit(self.observer, g, t_taken, t) is None:
                 self.observer.add_pose(g, t_taken, t)
 
+    def _observe(self, t, pose_samples):
+        """The observer's :class:`~..estimation.observer.Error` at ``t`` after the new samples (``None`` before
+        it starts).  The common tick (at most one sample, nothing unusual) is one compiled call whose Python
+        path is the same with or without a sample; the rest goes through :meth:`_take_samples`."""
+        obs = self.observer
+        if obs.initialized and len(pose_samples) < 2:
+            error = self.health.screened_error(obs, pose_samples[0] if pose_samples else None, t)
+            if error is not None:
+                return error
+        self._take_samples(t, pose_samples)
+        return obs.error() if obs.initialized else None
+
     def step(self, t, q, qdot, pose_samples=(), mu_true=None):
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
         ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
@@ -222,10 +234,9 @@ class OrbitalController:
         locked_inertia_factor(model, ws, q)               # first: CRBA's returned copy is freed at once
         if obs.initialized:
             obs.advance(t)
-        self._take_samples(t, pose_samples)
+        error = self._observe(t, pose_samples)
         A_qdot = ws.A_qdot
         connection_velocity(ws.A, qdot, A_qdot)
-        error = obs.error() if obs.initialized else None
         mu_o = _ZERO_TWIST if error is None else error.mu_hat_o
         c_mu = mu_mu_cc_forces(model, ws, mu_o)
         if error is not None:
