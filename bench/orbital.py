@@ -7,7 +7,12 @@
   allocates (tracemalloc: peak above the tick's start, in a separate run).
   Garbage is collected between ticks, as the ROS node does
   (``realtime.CollectBetweenTicks``).  Beside it, the jitter of the machine itself: a fixed
-  pure-Python workload as long as the step's median, timed the same way (its p99 over its median);
+  pure-Python workload as long as the step's median, timed the same way (its p99 over its median),
+  and the p99 over the median of the reference (``crba`` + ``computeCoriolisMatrix``) in the loop;
+  and how often, and for how long, the machine interrupts a running loop;
+* the controller alone: the same run's inputs replayed into a fresh controller, tick after tick
+  without the simulator between them (its torques checked bit for bit against the run's): median,
+  p99 over median and pose-sample ticks over median, what the step's own code does to its tail;
 * the default 30 s scenario (controller + MuJoCo at 2 kHz + sensors +
   evaluation logging): wall time, and its summary numbers.
 """
@@ -51,7 +56,8 @@ def step_timing(ticks=3000):
         orbital.OrbitalController.step = original
     us = np.array(times[10:]) * 1e6
     with_pose = us[np.array(pose_ticks[10:])]
-    ref = float(np.median(crba_c[10:]) * 1e6)
+    ref_us = np.array(crba_c[10:]) * 1e6
+    ref = float(np.median(ref_us))
     median, p99 = float(np.median(us)), float(np.percentile(us, 99))
     return {"controller_step_median_us": round(median, 1),
             "controller_step_p99_us": round(p99, 1),
@@ -60,12 +66,55 @@ def step_timing(ticks=3000):
             "controller_step_ratio_to_pinocchio": round(median / ref, 1),
             "controller_step_p99_ratio_to_pinocchio": round(p99 / ref, 2),
             "controller_step_p99_over_median": round(p99 / median, 2),
+            "pinocchio_crba_plus_coriolis_p99_over_median": round(float(np.percentile(ref_us, 99)) / ref, 2),
             "controller_step_pose_sample_ticks": int(with_pose.size),
             "controller_step_pose_sample_median_us": round(float(np.median(with_pose)), 1),
             "controller_step_pose_sample_over_median": round(float(np.median(with_pose)) / median, 2),
             "gc_between_ticks": True,
             "gc_collections": collector.collections,
             "load_average_1min": round(os.getloadavg()[0], 2)}
+
+
+def controller_alone(ticks=3000):
+    """The step's timing without the loop around it: the default scenario's controller inputs, recorded,
+    replayed into a fresh controller tick after tick (garbage collected between ticks as above)."""
+    made, inputs = [], []
+
+    class Recorded(orbital.OrbitalController):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append((args, kwargs))
+
+        def step(self, t, q, qdot, pose_samples=(), mu_true=None):
+            out = super().step(t, q, qdot, pose_samples, mu_true)
+            inputs.append((t, q.copy(), qdot.copy(), list(pose_samples), out.tau.copy()))
+            return out
+
+    original = orbital.OrbitalController
+    orbital.OrbitalController = Recorded
+    try:
+        orbital.run(orbital.OrbitalScenario(duration_s=ticks / 1000.0))
+    finally:
+        orbital.OrbitalController = original
+    (args, kwargs), = made
+    controller, collector, times = original(*args, **kwargs), CollectBetweenTicks(), []
+    collector.start()
+    try:
+        for t, q, qdot, samples, tau in inputs:
+            t0 = time.perf_counter()
+            out = controller.step(t, q, qdot, samples)
+            times.append(time.perf_counter() - t0)
+            if not np.array_equal(out.tau, tau):
+                raise RuntimeError(f"the replayed controller differs from the run at t = {t}")
+            collector.after_tick()
+    finally:
+        collector.stop()
+    us = np.array(times[10:]) * 1e6
+    median = float(np.median(us))
+    with_pose = us[[bool(samples) for _, _, _, samples, _ in inputs[10:]]]
+    return {"controller_alone_step_median_us": round(median, 1),
+            "controller_alone_step_p99_over_median": round(float(np.percentile(us, 99)) / median, 2),
+            "controller_alone_pose_sample_over_median": round(float(np.median(with_pose)) / median, 2)}
 
 
 def _fixed_workload(n):
@@ -90,6 +139,24 @@ def machine_jitter(median_us, runs=3000):
     median = float(np.median(us))
     return {"fixed_workload_median_us": round(median, 1),
             "fixed_workload_p99_over_median": round(float(np.percentile(us, 99)) / median, 2)}
+
+
+def machine_interruptions(seconds=2.0, gap_us=2.0):
+    """How often this machine takes the processor from a running loop, and for how long: the gaps over
+    ``gap_us`` between successive clock readings of a Python loop (a reading takes ~0.1 us).  A step of
+    median ``m`` is hit with a probability of about ``rate * m``: over 1 %, its p99 is at least
+    ``m`` plus such a gap, whatever the step computes."""
+    gaps, limit = [], gap_us * 1e-6
+    start = previous = time.perf_counter()
+    while previous - start < seconds:
+        now = time.perf_counter()
+        if now - previous > limit:
+            gaps.append(now - previous)
+        previous = now
+    us = np.array(gaps) * 1e6
+    return {"machine_interruptions_per_s": round(us.size / seconds),
+            "machine_interruption_median_us": round(float(np.median(us)), 1) if us.size else 0.0,
+            "machine_interruption_p90_us": round(float(np.percentile(us, 90)), 1) if us.size else 0.0}
 
 
 def step_allocations(ticks=1000):
@@ -129,8 +196,8 @@ def scenario_30s():
 
 def run():
     timing = step_timing()
-    return {**timing, **machine_jitter(timing["controller_step_median_us"]), **step_allocations(),
-            **scenario_30s()}
+    return {**timing, **machine_jitter(timing["controller_step_median_us"]), **machine_interruptions(),
+            **controller_alone(), **step_allocations(), **scenario_30s()}
 
 
 

@@ -50,8 +50,12 @@ the sample (counted in ``resets``, as are restarts after a diverged estimate,
 Inside, the observer works in Pinocchio's ordering (twists ``[v; omega]``, wrenches
 ``[force; moment]``) on 4x4 arrays it updates in place, with compiled kernels
 (``compiled.py``; the SE(3) ones in ``lie.py``): the control tick calls
-:meth:`MomentumObserver.advance`, :meth:`MomentumObserver.error` and
-:meth:`MomentumObserver.update_rates` with the REL kernel's buffers, three kernel calls.
+:meth:`MomentumObserver.advance`, :meth:`MomentumObserver.screened_error` (the health checks of
+``health.py``, at most one sample folded in and the error, in one call whose Python path is the
+same with or without a sample: a pose tick costs about what any tick does) and
+:meth:`MomentumObserver.update_rates` with the REL kernel's buffers.  Anything unusual (an implausible
+state, a sample the gate refuses, several samples) takes the checked path: :meth:`add_pose`,
+:meth:`error` and ``EstimatorHealth`` in Python, with the same results.
 Its public attributes and :meth:`MomentumObserver.estimate` are in the paper's notation
 (4x4 poses, ``[omega; v]``).
 """
