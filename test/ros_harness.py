@@ -86,10 +86,22 @@ def release_domains(prefix):
 
 def popen(args, domain):
     """Start ``args`` in ROS domain ``domain`` (holding its lock), in a process group of its own
-    (what a terminal or ``ros2 launch`` signals as a whole), output captured."""
+    (what a terminal or ``ros2 launch`` signals as a whole), output captured in a file (:func:`output`):
+    a pipe read only at the end fills with 64 kB of log, a node's warning a second for four minutes,
+    and then blocks the node in its next write."""
     locks = [fd for d, fd in _taken.values() if d == domain]
-    return subprocess.Popen(args, env=local_env(domain), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True, pass_fds=locks)
+    log = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(args, env=local_env(domain), stdout=log, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, pass_fds=locks)
+    proc.log = log
+    return proc
+
+
+def output(proc, timeout=None):
+    """What the process wrote, once it ended (waiting up to ``timeout`` s)."""
+    proc.wait(timeout=timeout)
+    proc.log.seek(0)
+    return proc.log.read()
 
 
 def start_node(module, domain, params, ros_args=()):
@@ -108,8 +120,8 @@ def controller_with_client(test_module, params, joints):
     client = Client(domain, joints)
     yield client
     client.close()
-    output = stop(proc)
-    assert "Traceback" not in output, output
+    log = stop(proc)
+    assert "Traceback" not in log, log
 
 
 def signal_group(proc, sig=signal.SIGINT):
@@ -124,7 +136,7 @@ def stop(proc):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-    return proc.stdout.read() if proc.stdout else ""
+    return output(proc)
 
 
 class Client:

@@ -8,7 +8,9 @@ from conftest import node_sections
 
 ros_harness = pytest.importorskip("ros_harness")
 
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 
 from floating_base_control.hopper.controller import HopperController, HopperGains, HopperMeasurements  # noqa: E402
 from floating_base_control.hopper.model import planar_pose, planar_twist  # noqa: E402
@@ -112,3 +114,36 @@ def test_gains_are_live_parameters_checked_by_the_controller(hopper):
     assert not result.successful                                        # read-only
     (result,) = hopper.set_parameters("/hopper_controller", K_p=5.0)
     assert result.successful
+
+
+def test_a_set_of_inputs_with_a_refused_message_gets_the_safe_command_at_once():
+    """The controller alone: joint state, odometry and foot force with one stamp, the odometry in another
+    frame (refused).  Each set is a step, with the safe command (zero): its answer follows it, as the
+    simulator in lockstep waits for one, not the watchdog at 10 Hz."""
+    name = __name__ + "_refused"
+    proc = ros_harness.start_node("hopper_controller", ros_harness.domain_for(name), {"control_rate_hz": 10.0})
+    client = ros_harness.Client(ros_harness.domain_for(name), [])
+    joints = FloatingBaseModel.from_urdf(hopper_urdf("revolute")).joint_names
+    odometry = client.node.create_publisher(Odometry, "/base_odometry", 10)
+    force = client.node.create_publisher(WrenchStamped, "/foot_force", 10)
+    try:
+        sent = 0
+        while sent < 200 or (len(client.commands) <= 0.3 * sent and sent < 4000):
+            stamp = client.stamp()
+            state = JointState(name=list(joints), position=[1.0] * len(joints), velocity=[0.0] * len(joints))
+            odom, wrench = Odometry(), WrenchStamped()
+            odom.pose.pose.orientation.w = 1.0
+            odom.header.frame_id = "elsewhere"
+            wrench.wrench.force.z = 10.0
+            for msg, publisher in ((state, client.joint_pub), (odom, odometry), (wrench, force)):
+                msg.header.stamp = stamp
+                publisher.publish(msg)
+            sent += 1
+            client.spin(0.005)
+        assert len(client.commands) > 0.3 * sent, f"{len(client.commands)} commands for {sent} input sets"
+        assert not any(np.any(c) for _, c in client.commands)
+    finally:
+        client.close()
+        output = ros_harness.stop(proc)
+        ros_harness.release_domains(name)
+    assert "Traceback" not in output and "base odometry frame_id is not the world frame" in output, output

@@ -83,7 +83,7 @@ def test_spin_shuts_rclpy_down_without_uninstalling_signal_handlers():
     every 2 ms died within 300 signals; ``spin`` never calls it (it installed none of rclpy's)."""
     proc = ros_harness.popen([sys.executable, "-c", SPIN_A_FINALIZED_NODE], ros_harness.domain_for(__name__))
     try:
-        output = proc.communicate(timeout=60)[0]
+        output = ros_harness.output(proc, timeout=60)
     finally:
         ros_harness.release_domains(__name__)
     assert proc.returncode == 0, output

@@ -51,3 +51,25 @@ def test_each_joint_state_gets_a_step_and_the_timer_takes_over_when_they_stop(ro
     t2 = time.monotonic()
     assert ros.wait_for(lambda: (ros.spin(0.05), (c := ros.last_command(t2)) is not None
                                  and not np.any(c))[1], timeout=30.0)
+
+
+def test_a_refused_joint_state_gets_the_safe_command_at_once(ros):
+    """A refused joint state (here a NaN velocity) is a step too, with the safe command: its answer
+    follows it (a lockstep simulator waits for one), not the 10 Hz watchdog; good ones control again."""
+    t0 = time.monotonic()
+    assert ros.wait_for(lambda: (ros.stream(0.1, Q, QDOT), controlling(ros.last_command(t0)))[1], timeout=60.0)
+    bad = np.full(7, np.nan)
+    t1 = time.monotonic()
+    sent = 0
+
+    def safe():
+        return [c for t, c in ros.commands if t >= t1 and not np.any(c)]
+    while sent < 200 or (len(safe()) <= 0.3 * sent and sent < 4000):
+        ros.publish_joints(Q, bad)
+        sent += 1
+        ros.spin(0.005)
+    assert len(safe()) > 0.3 * sent, f"{len(safe())} safe commands for {sent} refused joint states"
+    answers = [bool(np.any(c)) for t, c in ros.commands if t >= t1]
+    assert not any(answers[answers.index(False):])      # controlling ones only before (in flight at t1)
+    t2 = time.monotonic()
+    assert ros.wait_for(lambda: (ros.stream(0.1, Q, QDOT), controlling(ros.last_command(t2)))[1], timeout=60.0)

@@ -41,5 +41,5 @@ def test_controller_node_refuses_as_the_api_does():
         FloatingBaseModel.from_urdf(PANDA, mimic="error")
     proc = ros_harness.start_node("orbital_controller", ros_harness.domain_for(__name__ + "2"),
                                   {"urdf": PANDA, "mimic": "error"})
-    output = proc.communicate(timeout=60)[0]
+    output = ros_harness.output(proc, timeout=60)
     assert proc.returncode != 0 and str(api.value) in output

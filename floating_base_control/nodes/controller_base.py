@@ -22,7 +22,9 @@ stops the ticks, then sends zero commands once and waits (briefly) until every
 subscriber acknowledged them, since an effort interface keeps the last command;
 subclasses list their command publishers in ``command_publishers``.  A subclass whose step must follow
 each new set of inputs sets ``tick_on_input`` and calls :meth:`input_tick`
-when one is complete; the timer is then a watchdog, re-armed by every step, that
+when one is complete, refused messages included (the step then sends the safe command at once, as a
+ros2_control loop does in a cycle whose read failed, and a lockstep simulator waiting for an answer to
+its state gets one); the timer is then a watchdog, re-armed by every step, that
 fires (and ticks, with the safe command) only when inputs stop arriving: while they
 flow it never wakes the process (a timer's wake-up costs about 70 us of CPU,
 measured: a tenth of the node's tick).  Work that need not delay the command (publishing

@@ -10,8 +10,8 @@ Publishes   joint efforts (std_msgs/Float64MultiArray, ros2_control
 
 Each control step follows a complete set of inputs with one time stamp (joint
 state, odometry, foot force; ``tick_on_input``): the hopper's stiff virtual
-springs become unstable with one millisecond of extra delay.  If the inputs
-stop, the timer sends the safe command.
+springs become unstable with one millisecond of extra delay.  A set with a refused
+message gets the safe command at once; if the inputs stop, the timer sends it.
 The gains are the fields of :class:`~floating_base_control.hopper.controller.HopperGains`,
 tunable live (validated by ``HopperGains`` itself, e.g. the contact hysteresis
 needs ``liftoff_force < touchdown_force``); the variant is fixed at start.
@@ -83,8 +83,8 @@ class HopperControllerNode(ControlNode):
     # -- inputs -----------------------------------------------------------------------
 
     def on_joint_state(self, msg):
-        if super().on_joint_state(msg):
-            self._arrived("joint state", msg)
+        super().on_joint_state(msg)
+        self._arrived("joint state", msg)
 
     def _on_odometry(self, msg):
         now = self.now()
@@ -98,9 +98,9 @@ class HopperControllerNode(ControlNode):
             self.checked_stamp("base odometry", msg.header.stamp, now)
         except FloatingBaseError as exc:
             self.refuse("base odometry", str(exc), now)
-            return
-        self.g1, self.V1 = g1, V1
-        self.watchdog.received("base odometry", now)
+        else:
+            self.g1, self.V1 = g1, V1
+            self.watchdog.received("base odometry", now)
         self._arrived("base odometry", msg)
 
     def _on_force(self, msg):
@@ -112,13 +112,14 @@ class HopperControllerNode(ControlNode):
             self.checked_stamp("foot force", msg.header.stamp, now)
         except FloatingBaseError as exc:
             self.refuse("foot force", str(exc), now)
-            return
-        self.force = max(float(force), 0.0)
-        self.watchdog.received("foot force", now)
+        else:
+            self.force = max(float(force), 0.0)
+            self.watchdog.received("foot force", now)
         self._arrived("foot force", msg)
 
     def _arrived(self, name, msg):
-        """Step once all inputs carry the same new stamp."""
+        """Step once all inputs carry the same new stamp, refused ones included (the step then sends the
+        safe command: the simulator in lockstep gets its answer)."""
         self.stamps[name] = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         if len(self.stamps) == len(INPUTS) and len(set(self.stamps.values())) == 1:
             self.stamps.clear()

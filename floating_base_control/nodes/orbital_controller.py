@@ -113,7 +113,8 @@ class ControllerNode(ControlNode):
     # -- inputs -----------------------------------------------------------------------
 
     def on_joint_state(self, msg):
-        if super().on_joint_state(msg) and self.tick_on_input:
+        super().on_joint_state(msg)
+        if self.tick_on_input:          # a refused one too: its step sends the safe command
             self.input_tick()
 
     def _on_pose(self, msg):
