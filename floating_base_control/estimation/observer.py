@@ -286,8 +286,8 @@ def observer_screen(start, dt, V1, D, span, poses, mu_hat, g_meas, t_meas, t_now
 
     A tick without a sample does the sample's work too, on ``g_meas`` as if taken in the middle of the newest
     increment, and discards it: a constant-time tick, as real-time code is written, whose usual case is its
-    worst.  Run on 1 % of the ticks only, that code is out of the caches when a sample comes: it then
-    took 4-8 us instead of 1 (measured in the orbital scenario's loop), on the ticks that set the step's p99."""
+    worst.  Run on 1 % of the ticks only, that code is out of the caches when a sample comes: the sample's part
+    of the call then took 4-8 us instead of about 1 (measured in the orbital scenario's loop)."""
     if implausibility(poses[0], mu_hat, max_angular_rate, max_speed) != PLAUSIBLE:
         return UNUSUAL
     if has_sample and t_now - t_meas > history_s:
