@@ -28,6 +28,12 @@ from floating_base_control.orbital import scenario as orbital
 from floating_base_control.realtime import CollectBetweenTicks
 
 
+def _microseconds(times):
+    """Timings in seconds without the first 10 (warm-up), in us; with their median and p99."""
+    us = np.array(times[10:]) * 1e6
+    return us, float(np.median(us)), float(np.percentile(us, 99))
+
+
 def step_timing(ticks=3000):
     """Time ``controller.step`` inside the default scenario's own loop."""
     times, pose_ticks, crba_c = [], [], []
@@ -54,11 +60,9 @@ def step_timing(ticks=3000):
     finally:
         collector.stop()
         orbital.OrbitalController.step = original
-    us = np.array(times[10:]) * 1e6
+    us, median, p99 = _microseconds(times)
     with_pose = us[np.array(pose_ticks[10:])]
-    ref_us = np.array(crba_c[10:]) * 1e6
-    ref = float(np.median(ref_us))
-    median, p99 = float(np.median(us)), float(np.percentile(us, 99))
+    _, ref, ref_p99 = _microseconds(crba_c)
     return {"controller_step_median_us": round(median, 1),
             "controller_step_p99_us": round(p99, 1),
             "controller_step_max_us": round(float(us.max()), 1),
@@ -66,7 +70,7 @@ def step_timing(ticks=3000):
             "controller_step_ratio_to_pinocchio": round(median / ref, 1),
             "controller_step_p99_ratio_to_pinocchio": round(p99 / ref, 2),
             "controller_step_p99_over_median": round(p99 / median, 2),
-            "pinocchio_crba_plus_coriolis_p99_over_median": round(float(np.percentile(ref_us, 99)) / ref, 2),
+            "pinocchio_crba_plus_coriolis_p99_over_median": round(ref_p99 / ref, 2),
             "controller_step_pose_sample_ticks": int(with_pose.size),
             "controller_step_pose_sample_median_us": round(float(np.median(with_pose)), 1),
             "controller_step_pose_sample_over_median": round(float(np.median(with_pose)) / median, 2),
@@ -109,11 +113,10 @@ def controller_alone(ticks=3000):
             collector.after_tick()
     finally:
         collector.stop()
-    us = np.array(times[10:]) * 1e6
-    median = float(np.median(us))
+    us, median, p99 = _microseconds(times)
     with_pose = us[[bool(samples) for _, _, _, samples, _ in inputs[10:]]]
     return {"controller_alone_step_median_us": round(median, 1),
-            "controller_alone_step_p99_over_median": round(float(np.percentile(us, 99)) / median, 2),
+            "controller_alone_step_p99_over_median": round(p99 / median, 2),
             "controller_alone_pose_sample_over_median": round(float(np.median(with_pose)) / median, 2)}
 
 
@@ -135,10 +138,9 @@ def machine_jitter(median_us, runs=3000):
         t0 = time.perf_counter()
         _fixed_workload(n)
         times.append(time.perf_counter() - t0)
-    us = np.array(times[10:]) * 1e6
-    median = float(np.median(us))
+    _, median, p99 = _microseconds(times)
     return {"fixed_workload_median_us": round(median, 1),
-            "fixed_workload_p99_over_median": round(float(np.percentile(us, 99)) / median, 2)}
+            "fixed_workload_p99_over_median": round(p99 / median, 2)}
 
 
 def machine_interruptions(seconds=2.0, gap_us=2.0):

@@ -121,8 +121,9 @@ def test_a_set_of_inputs_with_a_refused_message_gets_the_safe_command_at_once():
     frame (refused).  Each set is a step, with the safe command (zero): its answer follows it, as the
     simulator in lockstep waits for one, not the watchdog at 10 Hz."""
     name = __name__ + "_refused"
-    proc = ros_harness.start_node("hopper_controller", ros_harness.domain_for(name), {"control_rate_hz": 10.0})
-    client = ros_harness.Client(ros_harness.domain_for(name), [])
+    domain = ros_harness.domain_for(name)
+    proc = ros_harness.start_node("hopper_controller", domain, {"control_rate_hz": 10.0})
+    client = ros_harness.Client(domain, [])
     joints = FloatingBaseModel.from_urdf(hopper_urdf("revolute")).joint_names
     odometry = client.node.create_publisher(Odometry, "/base_odometry", 10)
     force = client.node.create_publisher(WrenchStamped, "/foot_force", 10)
