@@ -32,7 +32,7 @@ $(STAMP): requirements/lock.txt setup.py pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@echo "Compiling the control tick's kernels into numba's cache (once, about 20 s)"
-	$(PY) -c 'import floating_base_control.orbital.controller'
+	$(PY) -c 'import floating_base_control.robots.orbital.controller'
 	touch $@
 
 # The orbital scenario as two ROS 2 processes over DDS (shared memory), then the same

@@ -49,10 +49,10 @@ setup(
     entry_points={
         "console_scripts": [
             "fbc = floating_base_control.cli:main",
-            "floating_base_controller = floating_base_control.nodes.orbital_controller:main",
-            "mujoco_sim = floating_base_control.nodes.orbital_sim:main",
-            "hopper_controller = floating_base_control.nodes.hopper_controller:main",
-            "hopper_sim = floating_base_control.nodes.hopper_sim:main",
+            "floating_base_controller = floating_base_control.ros.orbital_controller:main",
+            "mujoco_sim = floating_base_control.ros.orbital_sim:main",
+            "hopper_controller = floating_base_control.ros.hopper_controller:main",
+            "hopper_sim = floating_base_control.ros.hopper_sim:main",
         ],
     },
 )

@@ -12,10 +12,11 @@ import pinocchio as pin
 
 from common import save
 from engine import median_us
-from floating_base_control.hopper.controller import ContactDetector, HopperController, HopperMeasurements
-from floating_base_control.hopper.model import hopper_model, planar_pose, planar_twist
-from floating_base_control.hopper import experiments as hopper_experiments
-from floating_base_control.hopper.experiments import experiment
+from floating_base_control.robots.hopper.controller import ContactDetector, HopperController
+from floating_base_control.robots.hopper.model import HopperMeasurements
+from floating_base_control.robots.hopper.model import hopper_model, planar_pose, planar_twist
+from floating_base_control.experiments.hopper import scenario as hopper_experiments
+from floating_base_control.experiments.hopper.scenario import experiment
 
 
 def run():

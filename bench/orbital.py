@@ -24,8 +24,8 @@ import numpy as np
 import pinocchio as pin
 
 from common import report, save
-from floating_base_control.orbital import scenario as orbital
-from floating_base_control.realtime import CollectBetweenTicks
+from floating_base_control.experiments.orbital import scenario as orbital
+from floating_base_control.ros.realtime import CollectBetweenTicks
 
 
 def _microseconds(times):

@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 from common import report, save
-from floating_base_control.nodes import orbital_demo as demo
-from floating_base_control.orbital.scenario import OrbitalScenario
+from floating_base_control.ros import orbital_demo as demo
+from floating_base_control.experiments.orbital.scenario import OrbitalScenario
 
 SKIP_S = 2.0     # start-up transients
 
@@ -31,7 +31,7 @@ SKIP_S = 2.0     # start-up transients
 TICK_ON_JOINT_STATE = True
 
 
-NODES = {"sim": "nodes.orbital_sim", "controller": "nodes.orbital_controller"}
+NODES = {"sim": "ros.orbital_sim", "controller": "ros.orbital_controller"}
 
 
 class NodeCpu:

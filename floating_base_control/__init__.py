@@ -3,8 +3,8 @@
 The core (this package minus ``nodes``) does not import ROS.  Start with
 :class:`FloatingBaseModel`; the notation is that of seed 002 (Mishra et al.).
 """
-from .model import FloatingBaseModel
-from .validation import FloatingBaseError, InputError, ModelError
+from floating_base_control.model import FloatingBaseModel
+from floating_base_control.validation import FloatingBaseError, InputError, ModelError
 
 __all__ = ["FloatingBaseModel", "FloatingBaseError", "InputError", "ModelError"]
 __version__ = "0.1.0"

@@ -1,5 +1,5 @@
 """Conversions at the edges: Pinocchio and MuJoCo <-> seed 002 notation (ROS messages:
-``nodes/messages.py``).
+``ros/messages.py``).
 
 Inside the package: base pose ``g1`` (4x4), shape ``q`` (n), base body twist
 ``V1 = [omega; v]`` (both in the base frame), wrenches ``[moment; force]``.
@@ -18,7 +18,7 @@ ROS messages    x, y, z, w          child frame (body)      separate fields
 import numpy as np
 from transforms3d.quaternions import mat2quat, quat2mat
 
-from .lie import SWAP
+from floating_base_control.lie import SWAP
 
 
 def quat_wxyz_to_matrix(quat):

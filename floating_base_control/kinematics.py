@@ -18,8 +18,8 @@ from typing import NamedTuple, Optional
 import numpy as np
 import pinocchio as pin
 
-from .lie import SWAP, SWAP_BOTH
-from .linalg import spd_solve
+from floating_base_control.lie import SWAP, SWAP_BOTH
+from floating_base_control.linalg import spd_solve
 
 
 class Workspace:

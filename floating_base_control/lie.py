@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pinocchio as pin
 
-from .compiled import F, R1, R2, T3, T9, W1, W2, kernel
+from floating_base_control.compiled import F, R1, R2, T3, T9, W1, W2, kernel
 
 #: Index permutation between ``[omega; v]`` and Pinocchio's ``[v; omega]``
 #: (its own inverse).

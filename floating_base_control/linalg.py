@@ -5,8 +5,8 @@ import math
 import numpy as np
 from scipy.linalg.lapack import dposv
 
-from .compiled import R2, W1, kernel
-from .validation import FloatingBaseError
+from floating_base_control.compiled import R2, W1, kernel
+from floating_base_control.validation import FloatingBaseError
 
 
 def spd_solve(A, b):

@@ -16,15 +16,15 @@ its own model, or its own workspace for the plain functions.
 import numpy as np
 import pinocchio as pin
 
-from . import validation as check
-from .conventions import swap_halves, to_pinocchio
-from .dynamics import curvature as _curv
-from .dynamics import hamel as _hamel
-from .dynamics import rel_matrices as _rel
-from .dynamics import rel_fast as _terms
-from .kinematics import Workspace, shape_kinematics
-from .urdf_loader import build_pinocchio_model, describe_urdf, read_urdf
-from .validation import ModelError
+from floating_base_control import validation as check
+from floating_base_control.conventions import swap_halves, to_pinocchio
+from floating_base_control.dynamics import curvature as _curv
+from floating_base_control.dynamics import hamel as _hamel
+from floating_base_control.dynamics import rel_matrices as _rel
+from floating_base_control.dynamics import rel_fast as _terms
+from floating_base_control.kinematics import Workspace, shape_kinematics
+from floating_base_control.urdf_loader import build_pinocchio_model, describe_urdf, read_urdf
+from floating_base_control.validation import ModelError
 
 #: Smallest eigenvalue, relative to the largest, accepted for M_b and Lambda_q.
 DEGENERACY_TOL = 1e-12

@@ -7,7 +7,7 @@ ament index of a colcon install.
 import sys
 from pathlib import Path
 
-from .validation import InputError
+from floating_base_control.validation import InputError
 
 PACKAGE = "floating_base_control"
 

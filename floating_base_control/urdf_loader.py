@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from .validation import ModelError
+from floating_base_control.validation import ModelError
 
 _SHAPE_JOINT_TYPES = {"revolute", "continuous", "prismatic"}
 #: Relative tolerance of the physical-consistency checks of body inertias (URDFs print ~6 digits).

@@ -1,6 +1,6 @@
 """How long can the end-effector demo's target be held while the system carries the paper's momentum?
 
-Runs the ROS-free end-effector demo (``orbital/tasks.py``), then integrates the physically possible hold
+Runs the ROS-free end-effector demo (``experiments/orbital/tasks.py``), then integrates the physically possible hold
 (``analysis/hold.py``) from the simulator's state when the reference reaches the target, with the
 minimum-norm shape velocity and with the 1-dim null space steered away from the joint limits; prints
 when and why each ends, the shoulder-to-end-effector distance (the arm's reach) and the smallest singular
@@ -14,8 +14,8 @@ import numpy as np
 from floating_base_control.analysis.hold import com_speed, hold_motion
 from floating_base_control.control.end_effector import FrameWorkspace, frame_id, frame_kinematics
 from floating_base_control.model import FloatingBaseModel
-from floating_base_control.orbital import tasks
-from floating_base_control.orbital.scenario import OrbitalScenario
+from floating_base_control.experiments.orbital import tasks
+from floating_base_control.experiments.orbital.scenario import OrbitalScenario
 from floating_base_control.resources import orbital_robot_urdf
 
 
@@ -35,7 +35,7 @@ def main(scales):
                                    mu0_omega_deg_s=tuple(scale * w for w in OrbitalScenario().mu0_omega_deg_s))
         scenario = tasks.task_scenario(scenario, "end-effector", settings)
         motion, evaluate = tasks.build("end-effector", scenario, model, settings)
-        from floating_base_control.orbital import scenario as orbital
+        from floating_base_control.experiments.orbital import scenario as orbital
         log, _ = orbital.run(scenario, motion=motion, evaluate=evaluate)
         ee = motion.second
         i = int(np.searchsorted(log["t"], ee.reference.end_time))

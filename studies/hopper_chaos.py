@@ -23,8 +23,8 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from floating_base_control.results import write_json
-from floating_base_control.hopper.experiments import TIMESTEP, experiment, run
-from floating_base_control.hopper.report import summarize
+from floating_base_control.experiments.hopper.scenario import TIMESTEP, experiment, run
+from floating_base_control.experiments.hopper.report import summarize
 
 #: size of one initial-angle perturbation, rad
 PERTURBATION = 1e-9

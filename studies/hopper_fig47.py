@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from floating_base_control.results import write_json
-from floating_base_control.hopper.controller import CONTACT_RULES, HopperController, polar_angle
-from floating_base_control.hopper.experiments import experiment, run
-from floating_base_control.hopper.model import hopper_model
+from floating_base_control.robots.hopper.controller import CONTACT_RULES, HopperController, polar_angle
+from floating_base_control.experiments.hopper.scenario import experiment, run
+from floating_base_control.robots.hopper.model import hopper_model
 
 DURATION = 0.34    #: s: the drop, the first stance and 10 ms of the first flight for q1 in 90-126 deg
 CONTROLLERS = {"radial": "I", "exp_iv": "IV"}

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from floating_base_control.results import write_json
-from floating_base_control.hopper.report import flights, summarize
-from floating_base_control.hopper.experiments import experiment, run
+from floating_base_control.experiments.hopper.report import flights, summarize
+from floating_base_control.experiments.hopper.scenario import experiment, run
 
 FLOORS = [("viscoelastic", K, D) for K in (3e3, 1e4, 3e4) for D in (300.0, 1000.0, 3000.0)]
 FLOORS.append(("mujoco", None, None))

@@ -21,9 +21,9 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from floating_base_control.results import write_json
-from floating_base_control.hopper.controller import CONTACT_RULES
-from floating_base_control.hopper.experiments import EXPERIMENTS, experiment, run
-from floating_base_control.hopper.report import summarize
+from floating_base_control.robots.hopper.controller import CONTACT_RULES
+from floating_base_control.experiments.hopper.scenario import EXPERIMENTS, experiment, run
+from floating_base_control.experiments.hopper.report import summarize
 
 KEYS = ("fell", "fell_at_s", "hops", "mean_forward_speed", "max_flight_rotation_deg",
         "first_flight_rotation_deg", "flight_rotations_deg", "joint_work_full_J", "external_work_J",

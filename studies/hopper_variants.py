@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 from floating_base_control.results import write_json
-from floating_base_control.hopper.report import summarize
+from floating_base_control.experiments.hopper.report import summarize
 import numpy as np
 
-from floating_base_control.hopper.experiments import TIMESTEP, experiment, run
+from floating_base_control.experiments.hopper.scenario import TIMESTEP, experiment, run
 
 CASES = [("prismatic", "II"), ("prismatic", "III"), ("revolute", "II"), ("revolute", "III"),
          ("revolute", "IV"), ("revolute", "V"), ("revolute", "VI")]

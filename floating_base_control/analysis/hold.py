@@ -22,8 +22,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..control.end_effector import FrameWorkspace, frame_id, frame_kinematics, generalized_jacobian
-from ..lie import Ad, inv
+from floating_base_control.control.end_effector import FrameWorkspace, frame_id, frame_kinematics, generalized_jacobian
+from floating_base_control.lie import Ad, inv
 
 
 class Hold(NamedTuple):

@@ -21,12 +21,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import validation as check
-from ..dynamics.centroidal import center_of_mass
-from ..dynamics.curvature import curvature_tensor
-from ..kinematics import shape_kinematics
-from ..lie import SWAP, log
-from .locomotion import checked_path, net_displacement
+from floating_base_control import validation as check
+from floating_base_control.dynamics.centroidal import center_of_mass
+from floating_base_control.dynamics.curvature import curvature_tensor
+from floating_base_control.kinematics import shape_kinematics
+from floating_base_control.lie import SWAP, log
+from floating_base_control.analysis.locomotion import checked_path, net_displacement
 
 #: Default verdict threshold on the rotational curvature (rad/rad^2 for revolute joints).
 FLAT_TOL = 1e-8

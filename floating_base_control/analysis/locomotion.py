@@ -20,11 +20,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy.interpolate import RegularGridInterpolator
 
-from .. import validation as check
-from ..dynamics.centroidal import center_of_mass, inertia_at_com
-from ..dynamics.curvature import curvature_pairs
-from ..kinematics import mechanical_connection, shape_kinematics
-from ..lie import Ad, Ad_inv, ad, exp, log
+from floating_base_control import validation as check
+from floating_base_control.dynamics.centroidal import center_of_mass, inertia_at_com
+from floating_base_control.dynamics.curvature import curvature_pairs
+from floating_base_control.kinematics import mechanical_connection, shape_kinematics
+from floating_base_control.lie import Ad, Ad_inv, ad, exp, log
 
 #: Seed 002, Sec. V-B2: results printed in the paper for its LWR 4+ (orientations in
 #: degrees, "XYZ sense"), for comparison only.

@@ -6,9 +6,9 @@ move the base, which joint pairs have the largest curvature).
 """
 import numpy as np
 
-from ..dynamics.centroidal import center_of_mass, inertia_at_com
-from ..dynamics.curvature import curvature_tensor
-from ..dynamics.rel_matrices import reduced_shape_inertia
+from floating_base_control.dynamics.centroidal import center_of_mass, inertia_at_com
+from floating_base_control.dynamics.curvature import curvature_tensor
+from floating_base_control.dynamics.rel_matrices import reduced_shape_inertia
 
 
 def shape_report(model, q):
@@ -36,7 +36,7 @@ def shape_report(model, q):
 
 def loading_report(model):
     """What loading the URDF changed (``model.description``, see ``urdf_loader``): plain lists and dicts."""
-    from ..urdf_loader import body_links
+    from floating_base_control.urdf_loader import body_links
     d = model.description
     pm = model.pin_model
     merged = {model.link_names[j - 1]: body_links(pm, j)[1:] for j in range(1, pm.njoints)}

@@ -44,10 +44,10 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from .. import validation as check
-from ..dynamics.rel_fast import locked_inertia_factor
-from ..lie import SWAP, Ad_inv, skew
-from ..validation import InputError
+from floating_base_control import validation as check
+from floating_base_control.dynamics.rel_fast import locked_inertia_factor
+from floating_base_control.lie import SWAP, Ad_inv, skew
+from floating_base_control.validation import InputError
 
 
 @dataclass

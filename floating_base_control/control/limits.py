@@ -6,7 +6,7 @@ and velocity limit (rad/s) a joint went; the goal is zero.
 """
 import numpy as np
 
-from ..compiled import R1, W1, kernel
+from floating_base_control.compiled import R1, W1, kernel
 
 
 def saturate(tau, limits):

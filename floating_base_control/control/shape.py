@@ -10,15 +10,15 @@ eq. 18 (and checked by ``test_rel_terms.py`` in the closed loop):
 
 with ``mu`` replaced by the observer's ``mu_hat_o``.  ``B~`` is skew-symmetric,
 so the extra term of ``tau_hat_1`` does no work.  The task controller is the PD
-law of eq. 52 with the quadratic potential ``Phi = 1/2 dq^T K dq``; ``control/task.py``
+law of eq. 52 with the quadratic potential ``Phi = 1/2 dq^T K dq``; ``control/setpoint.py``
 extends it for a real arm (rate-limited reference, integral action, limit terms).
 """
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import validation as check
-from ..validation import InputError
+from floating_base_control import validation as check
+from floating_base_control.validation import InputError
 
 #: Compensation variants: eq. 45 with the observer's mu (tau1, tau2), PD only (none),
 #: and tau_hat_2 with the simulator's true mu (truth: a full-state baseline).
@@ -27,7 +27,7 @@ COMPENSATIONS = ("tau1", "tau2", "none", "truth")
 
 @dataclass
 class ShapeGains:
-    """Gains of the task controller (eq. 52, extended in ``control/task.py``), one per joint."""
+    """Gains of the task controller (eq. 52, extended in ``control/setpoint.py``), one per joint."""
 
     stiffness: np.ndarray      #: K >= 0, N m/rad (rad for revolute, N/m for prismatic joints)
     damping: np.ndarray        #: D_q > 0 (Lemma 11), N m s/rad

@@ -26,7 +26,7 @@ system (``dM/dt - 2C`` skew): with ``V(x) = [-A_l x; x]`` (eq. 9 at ``mu = 0``),
 import numpy as np
 import pinocchio as pin
 
-from ..lie import SWAP
+from floating_base_control.lie import SWAP
 
 
 class CCWorkspace:

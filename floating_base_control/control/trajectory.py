@@ -19,8 +19,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .. import validation as check
-from ..validation import InputError
+from floating_base_control import validation as check
+from floating_base_control.validation import InputError
 
 #: Samples per segment at which a new trajectory is checked against the limits.
 CHECK_SAMPLES = 64

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..validation import InputError
-from .limits import saturate
+from floating_base_control.validation import InputError
+from floating_base_control.control.limits import saturate
 
 SAFE_MODES = ("zero", "damping")
 

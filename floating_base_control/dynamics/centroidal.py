@@ -17,7 +17,7 @@ Pinocchio's ``ccrba`` too).  All functions take a
 """
 import numpy as np
 
-from ..lie import Ad, Ad_inv, skew
+from floating_base_control.lie import Ad, Ad_inv, skew
 
 
 def center_of_mass(kin):

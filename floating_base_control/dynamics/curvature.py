@@ -6,8 +6,8 @@ moves by ``log(g1(0)^-1 g1(T)) = -a * DA_l(q, x) y``.
 """
 import numpy as np
 
-from ..lie import ad_batch, ad_tilde_batch
-from ..linalg import spd_solve
+from floating_base_control.lie import ad_batch, ad_tilde_batch
+from floating_base_control.linalg import spd_solve
 
 
 def curvature_pairs(kin, X=None, Y=None):

@@ -8,8 +8,8 @@
 """
 import numpy as np
 
-from ..kinematics import stacked
-from ..lie import ad_batch
+from floating_base_control.kinematics import stacked
+from floating_base_control.lie import ad_batch
 
 
 def hamel_matrices(kin, V1):

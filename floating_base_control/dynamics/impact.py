@@ -14,7 +14,7 @@ the angular momentum about that point is unchanged.  ``test_impact.py`` checks b
 """
 import numpy as np
 
-from ..lie import skew
+from floating_base_control.lie import skew
 
 
 def generalized_inertia(kin):

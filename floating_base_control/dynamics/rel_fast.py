@@ -29,10 +29,10 @@ import numpy as np
 import pinocchio as pin
 from scipy.linalg.lapack import dposv
 
-from ..compiled import R1, R2, W1, W2, kernel
-from ..lie import SWAP
-from ..linalg import spd_solve
-from ..validation import FloatingBaseError
+from floating_base_control.compiled import R1, R2, W1, W2, kernel
+from floating_base_control.lie import SWAP
+from floating_base_control.linalg import spd_solve
+from floating_base_control.validation import FloatingBaseError
 
 
 class RELTerms(NamedTuple):

@@ -13,8 +13,8 @@ operator meant is ``ad~`` (eqs. 3, 16, 61), which is what is used here.
 """
 import numpy as np
 
-from ..kinematics import stacked
-from ..lie import ad, ad_batch, ad_tilde, ad_tilde_batch
+from floating_base_control.kinematics import stacked
+from floating_base_control.lie import ad, ad_batch, ad_tilde, ad_tilde_batch
 
 
 def locked_velocity(kin, V1, qdot):

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..lie import rotation_angle, rotation_trace_between
-from .observer import NON_FINITE, TOO_FAST, innovation_size
-from ..validation import InputError
+from floating_base_control.lie import rotation_angle, rotation_trace_between
+from floating_base_control.estimation.observer import NON_FINITE, TOO_FAST, innovation_size
+from floating_base_control.validation import InputError
 
 
 def pose_innovation(g_pred, g_meas, length):

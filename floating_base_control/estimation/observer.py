@@ -66,11 +66,12 @@ from typing import NamedTuple
 import numpy as np
 import pinocchio as pin
 
-from ..compiled import B, F, R1, R2, R3, RI1, W1, W2, W3, WI1, kernel
-from ..lie import (SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, rotation_angle, rotation_trace_between, se3, se3_action,
-                   se3_action_inverse, se3_between, se3_compose, se3_right_multiply)
-from ..linalg import cholesky_solve
-from ..validation import InputError
+from floating_base_control.compiled import B, F, R1, R2, R3, RI1, W1, W2, W3, WI1, kernel
+from floating_base_control.lie import (SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, rotation_angle, rotation_trace_between,
+                                       se3, se3_action, se3_action_inverse, se3_between, se3_compose,
+                                       se3_right_multiply)
+from floating_base_control.linalg import cholesky_solve
+from floating_base_control.validation import InputError
 
 #: Smallest accepted ``1 + tr(R_eta)``: rotation errors closer to pi count as pi.
 TRACE_MARGIN = 1e-6

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import eigh
 
-from ..validation import InputError
+from floating_base_control.validation import InputError
 
 
 class ObserverGainWarning(UserWarning):

@@ -28,9 +28,9 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from ..conventions import from_mujoco, to_mujoco
-from ..lie import exp
-from ..validation import ModelError
+from floating_base_control.conventions import from_mujoco, to_mujoco
+from floating_base_control.lie import exp
+from floating_base_control.validation import ModelError
 
 INTEGRATORS = {"rk4": mujoco.mjtIntegrator.mjINT_RK4,
                "euler": mujoco.mjtIntegrator.mjINT_EULER,
@@ -52,7 +52,7 @@ def build_model(urdf_path, joint_names, effort_limits, gravity=(0.0, 0.0, 0.0), 
 def build_spec(urdf_path, joint_names, effort_limits, gravity=(0.0, 0.0, 0.0), timestep=1e-3,
                integrator="rk4", contacts=True):
     """The uncompiled ``mujoco.MjSpec`` of :func:`build_model`, for plants that add their
-    own sites, sensors or actuators (e.g. ``hopper/plant.py``) before compiling.  The URDF's
+    own sites, sensors or actuators (e.g. ``sim/hopper.py``) before compiling.  The URDF's
     primitive collision geometry is kept."""
     try:
         xml = Path(urdf_path).read_text(encoding="utf-8")

@@ -1,0 +1,249 @@
+"""``fbc demo <family> ...``: simulated demonstrations, one sub-subcommand per robot family.
+
+``fbc demo orbital [--duration S] [--compensation tau1|tau2|none|truth] [--out DIR] [--ros]``
+runs seed 002's orbital-robot scenario (Sec. V-A), ``--arm-urdf PATH`` with a user's arm on the
+spacecraft; ``fbc demo hopper --robot R --experiment E``
+runs a hopping experiment of seed 003.  Each writes ``summary.json``, ``timeseries.csv`` and
+PNG plots.  A family registers itself in ``FAMILIES``: a function that adds its parser to the
+``demo`` subparsers.
+"""
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from floating_base_control.control.shape import COMPENSATIONS
+from floating_base_control.control.setpoint import CONTROLLERS
+from floating_base_control.robots.orbital.spacecraft import Spacecraft
+from floating_base_control.results import write_csv, write_json
+from floating_base_control.cli._options import joint_value
+
+
+def register(sub):
+    p = sub.add_parser("demo", help="simulated demonstrations (MuJoCo plant, the package's controllers)")
+    families = p.add_subparsers(dest="family", required=True, metavar="FAMILY")
+    for add in FAMILIES:
+        add(families)
+
+
+def _orbital_parser(families):
+    from floating_base_control.sim.plant import JOINT_DYNAMICS
+    p = families.add_parser("orbital", help="orbital robot with momentum: observer + compensating "
+                                          "shape controller (seed 002, Sec. V-A)")
+    p.add_argument("--scenario", choices=("ideal", "realistic"), default="ideal",
+                   help="ideal (default: the paper's conditions) or realistic (friction, model error, "
+                        "quantized encoders, star tracker; experiments/orbital/dispersions.py; dispersions drawn "
+                        "from --seed)")
+    p.add_argument("--duration", type=float, help="simulated seconds (default: 30 ideal, 60 realistic; 15 with "
+                                                  "--task trajectory; with --task end-effector 1.5 s after the "
+                                                  "target is reached, within the physically possible hold)")
+    p.add_argument("--compensation", choices=COMPENSATIONS, default="tau2",
+                   help="eq. 45 variant with the observer's mu (tau1, tau2), PD only (none), or "
+                        "tau_hat_2 with the simulator's true mu (truth); default tau2")
+    p.add_argument("--controller", choices=sorted(CONTROLLERS),
+                   help="a campaign's controller name (compensation + integral action; overrides "
+                        "--compensation and --integral-time)")
+    p.add_argument("--integral-time", type=float, default=0.0,
+                   help="T_i of PD + I, s (K_i = K / T_i; default 0: PD)")
+    p.add_argument("--pose-position", action="store_true",
+                   help="realistic: the pose source gives position too (default: attitude only)")
+    p.add_argument("--pose-rate", type=float, default=10.0, help="base pose samples per second")
+    p.add_argument("--pose-noise", type=float, default=1.0,
+                   help="pose noise as a multiple of 1 mrad / 1 mm (default 1)")
+    p.add_argument("--latency", type=float, default=0.02, help="pose latency in seconds")
+    p.add_argument("--mass-error", type=float, default=0.0,
+                   help="relative error of the spacecraft's mass and inertia in the controller's model")
+    p.add_argument("--task", choices=("setpoint", "trajectory", "end-effector"), default="setpoint",
+                   help="motion task: the scenario's set-point (eq. 52, default), a joint trajectory through "
+                        "waypoints, or an end-effector target 0.3 m away and rotated 30 deg "
+                        "(experiments/orbital/tasks.py)")
+    p.add_argument("--tumble-scale", type=float, default=1.0,
+                   help="the initial locked velocity as a multiple of the paper's [10, 1.14, 0] deg/s")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="out/orbital", help="report directory (default out/orbital)")
+    p.add_argument("--ros", action="store_true",
+                   help="run as two ROS 2 processes (mujoco_sim + floating_base_controller with "
+                        "config/orbital_robot.yaml and the options above) over DDS, shared memory only, "
+                        "in domain FBC_ROS_DOMAIN (default 61); not with --mass-error or --compensation truth")
+    p.add_argument("--compare", action="store_true",
+                   help="with --ros: also run the ROS-free loop of the same scenario and compare")
+    arm = p.add_argument_group("another arm on the spacecraft (robots/orbital/spacecraft.py): start, set-point, "
+                               "PD and observer gains are then scaled from the robot")
+    arm.add_argument("--arm-urdf", help="URDF of an arm to mount on the spacecraft (its root link is "
+                                        "bolted to the bus; mimic joints are locked)")
+    arm.add_argument("--lock", action="append", default=[], metavar="JOINT=VALUE", type=joint_value,
+                     help="hold a joint of the arm at VALUE (rad or m); repeatable")
+    arm.add_argument("--joint-dynamics", choices=JOINT_DYNAMICS, default="urdf",
+                     help="the URDF's joint damping and friction in the plant, a mismatch the controller's "
+                          "model (ideal joints) does not know (urdf, default), or not (ideal)")
+    defaults = Spacecraft()
+    arm.add_argument("--spacecraft-mass", type=float, default=defaults.mass, help="kg (default %(default)g)")
+    arm.add_argument("--spacecraft-inertia", type=float, nargs=6, default=defaults.inertia,
+                     metavar=("IXX", "IYY", "IZZ", "IXY", "IXZ", "IYZ"), help="about the bus CoM, kg m^2")
+    arm.add_argument("--spacecraft-com", type=float, nargs=3, default=defaults.com, metavar=("X", "Y", "Z"))
+    arm.add_argument("--mount-xyz", type=float, nargs=3, default=defaults.mount_xyz, metavar=("X", "Y", "Z"),
+                     help="arm mount position in the bus frame, m")
+    arm.add_argument("--mount-rpy", type=float, nargs=3, default=defaults.mount_rpy, metavar=("R", "P", "Y"),
+                     help="arm mount orientation, rad")
+    p.set_defaults(func=run_orbital)
+
+
+
+KEYS = ["final_joint_error_deg", "final_observer_pose_error", "final_observer_velocity_error",
+        "momentum_drift_rel", "tau_hat_total_variation_ratio", "status", "converged", "scenario",
+        "final_observer_attitude_error_rad", "max_position_limit_overrun_rad", "max_velocity_limit_overrun_rad_s"]
+
+
+def run_orbital(args):
+    from floating_base_control.experiments.orbital import report
+    from floating_base_control.experiments.orbital import scenario as orbital
+    from floating_base_control.experiments.orbital.campaign import INTEGRAL_TIME_S, campaign_scenario
+
+    if args.duration is None and args.task != "setpoint":
+        from floating_base_control.experiments.orbital.tasks import TaskSettings, default_duration
+        args.duration = default_duration(args.task, TaskSettings())
+    if args.duration is not None and args.duration <= 0:
+        raise ValueError(f"--duration must be > 0, got {args.duration}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    progress = lambda t: print(f"  t = {t:5.1f} s", flush=True)  # noqa: E731
+    compensation, integral_time = args.compensation, args.integral_time
+    if args.controller:
+        compensation, integral = CONTROLLERS[args.controller]
+        integral_time = INTEGRAL_TIME_S if integral else 0.0
+    if args.scenario == "realistic":          # the campaign's run of this seed, dispersions included
+        if args.arm_urdf:
+            raise ValueError("--scenario realistic is the package's orbital robot (the Panda's identified "
+                             "friction): not with --arm-urdf")
+        scenario = replace(campaign_scenario("realistic", args.seed, "pd", args.duration,
+                                             True if args.pose_position else None),
+                           compensation=compensation, integral_time_s=integral_time,
+                           model_mass_error=args.mass_error)
+    else:
+        options = dict(
+            duration_s=args.duration or 30.0, compensation=compensation, integral_time_s=integral_time,
+            pose_rate_hz=args.pose_rate, pose_rotation_noise=1e-3 * args.pose_noise,
+            pose_position_noise=1e-3 * args.pose_noise, pose_latency_s=args.latency,
+            model_mass_error=args.mass_error, seed=args.seed, joint_dynamics=args.joint_dynamics)
+        if args.arm_urdf:
+            spacecraft = Spacecraft(args.spacecraft_mass, tuple(args.spacecraft_com), tuple(args.spacecraft_inertia),
+                                    tuple(args.mount_xyz), tuple(args.mount_rpy))
+            scenario = orbital.arm_scenario(args.arm_urdf, spacecraft, dict(args.lock), out / "robot.urdf", **options)
+            print(f"{args.arm_urdf} mounted on a {spacecraft.mass:g} kg spacecraft: {out / 'robot.urdf'}")
+        else:
+            scenario = orbital.OrbitalScenario(**options)
+    over = " over ROS 2 (mujoco_sim + floating_base_controller)" if args.ros else ""
+    print(f"orbital scenario {scenario.name}{over}: "
+          f"{scenario.duration_s:g} s, compensation {compensation}, integral time {integral_time:g} s -> {out}/")
+    if args.tumble_scale != 1.0:
+        scenario = replace(scenario, mu0_omega_deg_s=tuple(args.tumble_scale * w for w in scenario.mu0_omega_deg_s))
+    if args.task != "setpoint":
+        if args.arm_urdf:
+            raise ValueError("--task trajectory|end-effector has waypoints and targets for the package's robot: "
+                             "not with --arm-urdf")
+        return _run_orbital_task(args, scenario, out, progress)
+    if args.ros:
+        from floating_base_control.ros import orbital_demo as demo
+        log, summary = demo.run(scenario, progress=progress)
+    else:
+        log, summary = orbital.run(scenario, progress=progress)
+    if args.ros and args.compare:
+        print("the same scenario without ROS (one process, synchronous loop):")
+        summary["ros_free"] = {k: orbital.run(scenario)[1][k] for k in KEYS}
+    write_json(out / "summary.json", summary)
+    write_csv(out / "timeseries.csv", log)
+    report.plot_orbital(out, log, summary)
+    shown = {k: summary[k] for k in KEYS}
+    if "ros_free" in summary:
+        shown = {"ros": shown, "ros_free": summary["ros_free"]}
+    print(json.dumps(shown, indent=2))
+
+
+TASK_KEYS = ["task", "tracking_rms_joint_error_deg", "final_joint_error_deg", "max_joint_error_deg",
+             "final_ee_position_error_m", "final_ee_orientation_error_deg", "min_ee_position_error_m",
+             "min_ee_orientation_error_deg", "ee_time_within_1mm_0.1deg_s", "torque_saturated_fraction", "status"]
+
+
+def _run_orbital_task(args, scenario, out, progress):
+    """``--task trajectory|end-effector``: the motion task in the ROS-free loop (experiments/orbital/tasks.py)."""
+    from floating_base_control.experiments.orbital import tasks
+
+    print(f"orbital scenario, task {args.task}: {args.duration:g} s, compensation {args.compensation} -> {out}/")
+    settings = tasks.TaskSettings()
+    if args.ros:        # the node's joint task uses the stiffness and damping parameters: the task's gains
+        from floating_base_control.ros import orbital_demo as demo
+        settings = demo.ros_settings(settings, scenario)
+        scenario = replace(tasks.task_scenario(scenario, args.task, settings), stiffness=settings.stiffness,
+                           damping=settings.damping)
+        log, summary = demo.run(scenario, progress=progress, task=args.task, settings=settings)
+    else:
+        log, summary = tasks.run_task(scenario, args.task, settings, progress=progress)
+    write_json(out / "summary.json", summary)
+    write_csv(out / "timeseries.csv", log)
+    tasks.plot(out, log, summary)
+    print(json.dumps({k: summary.get(k) for k in TASK_KEYS}, indent=2))
+
+
+def _hopper_parser(families):
+    from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K
+    from floating_base_control.robots.hopper.controller import CONTACT_RULES
+    from floating_base_control.experiments.hopper.scenario import EXPERIMENT_NAMES, TIMESTEP
+    p = families.add_parser("hopper", help="the hopping experiments of seed 003 (Feurstein 2021, ch. 4)",
+                            description="Run one of the thesis' hopping experiments (Tables 4.7-4.8, "
+                                        "4.12-4.13) and write summary.json, timeseries.csv and plots.")
+    p.add_argument("--robot", choices=("prismatic", "revolute"), default="revolute")
+    p.add_argument("--experiment", choices=EXPERIMENT_NAMES, default="VI",
+                   help="thesis experiment (prismatic: I-III, revolute: I-VI; default VI)")
+    p.add_argument("--variant", choices=("I", "II", "III"),
+                   help="polar controller (default: the thesis'; III = locked-velocity CoM frame)")
+    p.add_argument("--duration", type=float, help="simulated time, s (default: per experiment)")
+    p.add_argument("--contact-rule", choices=CONTACT_RULES,
+                   help="stance/flight rule (default foot_height: the foot at or below the floor, "
+                        "from odometry and encoders; foot_force: the force sensor with hysteresis)")
+    p.add_argument("--floor", choices=("viscoelastic", "mujoco"), default="viscoelastic",
+                   help="the thesis' floor (default) or MuJoCo's own contact")
+    p.add_argument("--floor-K", type=float, default=FLOOR_K,
+                   help=f"viscoelastic floor stiffness, N/m (default {FLOOR_K:g}, Table 4.11)")
+    p.add_argument("--floor-D", type=float, default=FLOOR_D,
+                   help=f"viscoelastic floor damping, N s/m (default {FLOOR_D:g}, Table 4.11)")
+    p.add_argument("--base", choices=("planar", "free"), default="planar",
+                   help="MuJoCo base joint: planar (default) or free (3D, plane kept by symmetry)")
+    p.add_argument("--gravity", type=float, help="g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)")
+    p.add_argument("--timestep", type=float, default=None,
+                   help=f"MuJoCo step, s (default: the experiment's, {TIMESTEP:g} but for revolute III: "
+                        "step-converged, docs/HOPPER.md)")
+    p.add_argument("--out", help="output directory (default out/demo/hopper/<robot>-<exp>-<variant>)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
+    p.set_defaults(func=_run_hopper)
+
+
+def _run_hopper(args):
+    from floating_base_control.experiments.hopper.report import plot, summarize
+    from floating_base_control.experiments.hopper.report import write_csv as write_log_csv
+    from floating_base_control.experiments.hopper.scenario import experiment, run
+
+    exp = experiment(args.robot, args.experiment, variant=args.variant, gravity=args.gravity,
+                     contact_rule=args.contact_rule)
+    out = Path(args.out or f"out/demo/hopper/{exp.robot}-{exp.name}-{exp.gains.variant}")
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"{exp.robot} hopper, Exp {exp.name} ({exp.description}), controller {exp.gains.variant}, "
+          f"{args.floor} floor, {args.base} base, contact rule {exp.gains.contact_rule}, "
+          f"step {args.timestep or exp.timestep:g} s")
+    log, flows, meta = run(exp, args.duration, floor=args.floor, base=args.base, timestep=args.timestep,
+                           floor_K=args.floor_K, floor_D=args.floor_D)
+    summary = summarize(exp, log, flows, meta)
+    write_json(out / "summary.json", summary)
+    write_log_csv(out / "timeseries.csv", log)
+    files = [] if args.no_plots else plot(out, exp, log, summary)
+    fell = f"fell at {summary['fell_at_s']:.2f} s" if summary["fell"] else "did not fall"
+    print(f"{summary['duration_s']:.2f} s simulated: {summary['hops']} hops, {fell}, mean forward "
+          f"speed {summary['mean_forward_speed']:+.3f} m/s, max flight rotation "
+          f"{summary['max_flight_rotation_deg']:.1f} deg")
+    print(f"thesis' figures: full joint work {summary['joint_work_full_J']:.3f} J, external work "
+          f"{summary['external_work_J']:.3f} J, radial damping {summary['radial_damping_J']:.3f} J")
+    print(f"energy in: external {flows.external:.3f} J + joints {flows.joint:.3f} J; out: touchdown "
+          f"{flows.touchdown:.3f} J, radial damping {flows.damping:.3f} J, floor {flows.floor:.3f} J; "
+          f"stored {summary['energy_stored_J']:+.3f} J; residual {summary['energy_balance_residual_J']:.2e} J")
+    print(f"wrote {out}/summary.json, timeseries.csv" + (f", {', '.join(files)}" if files else ""))
+
+
+FAMILIES = [_orbital_parser, _hopper_parser]

@@ -1,1 +1,0 @@
-"""Subcommands of ``fbc``: each module defines ``register(subparsers)``."""

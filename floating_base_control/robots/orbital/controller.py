@@ -1,0 +1,268 @@
+"""The orbital robot's controller, as in the block diagram of seed 002, Fig. 5.
+
+One :meth:`OrbitalController.step` per control tick: advance the observer
+(eqs. 37-42), restart it if its state is implausible, fold in the new base pose
+samples its innovation gate admits (``estimation/health.py``), evaluate the REL terms once at
+``(q, qdot, mu_hat_o)``, and return ``tau = tau_c + tau_hat_i`` (eqs. 45, 52)
+within the torque limits.  The same REL terms feed the observer's rates for
+the next tick.  The ROS 2 node and the ROS-free scenario runner both call this.
+
+The tick is a kernel in the style of Pinocchio's algorithms: it fills the
+controller's workspace (``model.create_data()``) in Pinocchio's ordering, factorizes
+``M_b`` once (:func:`~..dynamics.rel_fast.locked_inertia_factor`) and evaluates only
+the CC forces the compensation and the observer need.  Its outputs are in the
+paper's notation; the rest of the REL terms at the tick's state are evaluated on
+demand (:attr:`ControlOutput.terms`).
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from floating_base_control.dynamics.rel_fast import (connection_velocity, locked_inertia_factor, mu_mu_cc_forces,
+                                                     mu_qdot_cc_forces, rel_terms, shape_row)
+from floating_base_control.dynamics.rel_matrices import spatial_momentum
+from floating_base_control.estimation.health import EstimatorHealth
+from floating_base_control.estimation.observer import MomentumObserver, ObserverGains
+from floating_base_control.lie import SWAP
+from floating_base_control import validation as check
+from floating_base_control.validation import InputError
+from floating_base_control.control import shape
+from floating_base_control.control.limits import saturated_sum
+from floating_base_control.control.setpoint import TaskController, check_setpoint
+
+_ZERO_TWIST = np.zeros(6)
+_ZERO_TWIST.flags.writeable = False
+
+
+def _shape_row(model, ws, c):
+    """The shape row of CC forces ``c`` (a new array; ``ws`` factored at the tick's shape)."""
+    row = np.empty(model.n)
+    shape_row(c, ws.A, row)
+    return row
+
+
+def _tau_hat_1(model, ws, mu, qdot, A_qdot, c_mu, tau_hat_2):
+    """Eq. 45, ``i = 1``: ``tau_hat_2`` plus the shape row of the ``(mu, qdot)`` CC forces (the kernel's
+    order; ``ws`` factored at the tick's shape, ``c_mu = c(V_mu)``)."""
+    return tau_hat_2 + _shape_row(model, ws, mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu)[1])
+
+
+class ControlOutput:
+    """What one control tick returns (the paper's ordering).
+
+    ``tau``, ``tau_c``, ``tau_hat_2`` and ``mu_hat_o`` come from the tick; ``saturated``,
+    ``tau_hat_1`` (unless the tick compensated with it), ``terms``, ``V1_hat`` and ``momentum`` are
+    evaluated when first read, at the tick's inputs (the ``q`` and ``qdot`` arrays passed to
+    :meth:`OrbitalController.step`: read these before changing those arrays in place).
+    """
+
+    __slots__ = ("tau", "tau_c", "tau_hat_2", "_mu_o", "_mu_hat_o", "_feedforward", "_tau_hat_1", "_model", "_q",
+                 "_qdot", "_mu_c", "_V1_hat", "_g_hat", "_terms")
+
+    def __init__(self, tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o, model, q, qdot, mu_c, V1_hat,
+                 g_hat):
+        self.tau = tau                  #: commanded joint torques (within limits)
+        self.tau_c = tau_c              #: task torque, eq. 52
+        self.tau_hat_2 = tau_hat_2      #: eq. 45, i = 2, at the mu used for compensation
+        self._feedforward, self._tau_hat_1, self._model, self._q, self._qdot = feedforward, tau_hat_1, model, q, qdot
+        self._mu_o, self._mu_c, self._V1_hat, self._g_hat = mu_o, mu_c, V1_hat, g_hat     # mu_o: [v; omega]
+        self._mu_hat_o = self._terms = None
+
+    @property
+    def mu_hat_o(self):
+        """Observer's estimate of mu in the base frame, ``[omega; v]`` (zero before it starts)."""
+        if self._mu_hat_o is None:
+            self._mu_hat_o = self._mu_o[SWAP]
+        return self._mu_hat_o
+
+    @property
+    def saturated(self):
+        """A torque limit was hit."""
+        return bool(np.count_nonzero(self.tau != self.tau_c + self._feedforward))   # the sum clipped, recomputed
+
+    @property
+    def tau_hat_1(self):
+        """Eq. 45, ``i = 1``, at the mu used for compensation."""
+        if self._tau_hat_1 is None:       # the tick's kernel on the model's scratch workspace
+            model, ws, qdot = self._model, self._model.scratch, self._qdot
+            mu = self._mu_o if self._mu_c is None else self._mu_c[SWAP]
+            locked_inertia_factor(model, ws, self._q)
+            c_mu = mu_mu_cc_forces(model, ws, mu)
+            connection_velocity(ws.A, qdot, ws.A_qdot)
+            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A_qdot, c_mu, _shape_row(model, ws, c_mu))
+        return self._tau_hat_1
+
+    @property
+    def terms(self):
+        """:class:`~..dynamics.rel_fast.RELTerms` at ``(q, qdot, mu_hat_o)`` of the tick."""
+        if self._terms is None:
+            self._terms = self._model.rel_terms(self._q, self._qdot, self.mu_hat_o)
+        return self._terms
+
+    @property
+    def V1_hat(self):
+        """Estimated base body twist ``mu_hat_o - A_l qdot`` (eq. 9), ``[omega; v]``."""
+        return self._V1_hat[SWAP]
+
+    @property
+    def momentum(self):
+        """Estimated momentum ``Ad_g_hat^-T M_b mu_hat_o``: the spatial momentum about the world
+        origin in world axes, ``[moment; force]`` (``None`` before the observer starts)."""
+        if self._g_hat is None:
+            return None
+        return spatial_momentum(self._g_hat, self.terms.M_b @ self.mu_hat_o)
+
+
+class Estimates(NamedTuple):
+    """The controller's estimates of the free-floating base at one tick (what a node publishes)."""
+
+    g_hat: np.ndarray           #: base pose estimate (4x4)
+    V1_hat: np.ndarray          #: base body twist, eq. 9: mu_hat_o - A_l qdot
+    mu_hat_o: np.ndarray        #: locked velocity estimate in the base frame
+    momentum: np.ndarray        #: spatial momentum of mu_hat_o, Def. 2: Ad_g_hat^-T M_b mu_hat_o
+
+
+class OrbitalController:
+    """Observer + momentum-compensating shape controller of seed 002, Lemma 11.
+
+    ``compensation`` is one of :data:`shape.COMPENSATIONS`; ``"truth"`` needs
+    the true locked velocity at every step (a simulation-only baseline).  ``motion``
+    (default ``None``: eq. 52 about ``q_d``) is a motion task providing ``tau_c``
+    (:class:`~floating_base_control.control.tracking.JointTask`,
+    :class:`~floating_base_control.control.end_effector.EndEffectorTask`); it may be
+    replaced between ticks.
+    """
+
+    def __init__(self, model, q_d, shape_gains, observer_gains=None, compensation="tau2",
+                 torque_limits=None, motion=None):
+        self.model = model
+        self.ws = model.create_data()
+        self.task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits)
+        self.q_d = q_d
+        self.shape_gains = shape_gains
+        self.observer = MomentumObserver(observer_gains or ObserverGains())
+        self.health = EstimatorHealth()
+        self.compensation = compensation
+        self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
+        self.motion = motion
+        self._motion_ws = model.create_data()      # the motion task's REL terms (not the tick's workspace)
+        self._no_feedforward = np.zeros(model.n)   # compensation "none"
+        self._no_feedforward.flags.writeable = False
+
+    # Checked when set (the ROS node replaces them between ticks): sizes must match the model.
+    @property
+    def q_d(self):
+        return self._q_d
+
+    @q_d.setter
+    def q_d(self, q_d):
+        self._q_d = check_setpoint(check.vector("q_d", q_d, self.model.n), self.model.position_limits)
+
+    @property
+    def shape_gains(self):
+        return self._shape_gains
+
+    @shape_gains.setter
+    def shape_gains(self, gains):
+        if gains.stiffness.shape != (self.model.n,):
+            raise InputError(f"shape gains need one value per joint ({self.model.n}), got {gains.stiffness.shape}")
+        self._shape_gains = gains
+
+    @property
+    def torque_limits(self):
+        return self._torque_limits
+
+    @torque_limits.setter
+    def torque_limits(self, limits):
+        # +inf: no limit (a URDF without an effort limit, see urdf_loader)
+        limits = check.vector("torque_limits", np.minimum(np.asarray(limits, dtype=float), np.finfo(float).max),
+                              self.model.n)
+        if (limits < 0).any():           # 0: that joint gets no torque
+            raise InputError(f"torque_limits must be >= 0, got {limits.tolist()}")
+        self._torque_limits = limits
+
+    @property
+    def compensation(self):
+        return self._compensation
+
+    @compensation.setter
+    def compensation(self, compensation):
+        if compensation not in shape.COMPENSATIONS:
+            raise InputError(f"compensation must be one of {shape.COMPENSATIONS}, got {compensation!r}")
+        self._compensation = compensation
+
+    def estimates(self, out):
+        """:class:`Estimates` of the tick whose :class:`ControlOutput` is ``out`` (observer initialized)."""
+        return Estimates(self.observer.g_hat, out.V1_hat, out.mu_hat_o, out.momentum)
+
+    def hold(self, t, pose_samples=()):
+        """A tick at ``t`` without usable joint states: keep the pose samples, do not
+        integrate the observer across the gap."""
+        self._take_samples(t, pose_samples)
+        self.observer.resync(t)
+
+    def _motion_torque(self, t, q, qdot, mu):
+        """``tau_c`` of the motion task, from the REL terms at ``(q, qdot, mu)`` (its own workspace)."""
+        terms = rel_terms(self.model, self._motion_ws, q, qdot, mu)
+        return self.motion.torque(t, q, qdot, terms, mu, self._compensation,
+                                  self.observer.g_hat if self.observer.initialized else None)
+
+    def _take_samples(self, t, pose_samples):
+        """Restart an implausible estimate (it starts over from the next sample), then fold in
+        the samples the innovation gate admits."""
+        self.health.check_state(self.observer)
+        for t_taken, g in pose_samples:
+            if self.health.admit(self.observer, g, t_taken, t) is None:
+                self.observer.add_pose(g, t_taken, t)
+
+    def _observe(self, t, pose_samples):
+        """The observer's :class:`~..estimation.observer.Error` at ``t`` after the new samples (``None`` before
+        it starts).  The common tick (at most one sample, nothing unusual) is one compiled call whose Python
+        path is the same with or without a sample; the rest goes through :meth:`_take_samples`."""
+        obs = self.observer
+        if obs.initialized and len(pose_samples) < 2:
+            error = self.health.screened_error(obs, pose_samples[0] if pose_samples else None, t)
+            if error is not None:
+                return error
+        self._take_samples(t, pose_samples)
+        return obs.error() if obs.initialized else None
+
+    def step(self, t, q, qdot, pose_samples=(), mu_true=None):
+        """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
+        ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
+        obs, model, ws, compensation = self.observer, self.model, self.ws, self._compensation
+        locked_inertia_factor(model, ws, q)               # first: CRBA's returned copy is freed at once
+        if obs.initialized:
+            obs.advance(t)
+        error = self._observe(t, pose_samples)
+        A_qdot = ws.A_qdot
+        connection_velocity(ws.A, qdot, A_qdot)
+        mu_o = _ZERO_TWIST if error is None else error.mu_hat_o
+        c_mu = mu_mu_cc_forces(model, ws, mu_o)
+        if error is not None:
+            V1_hat = obs.update_rates(error, ws, A_qdot, c_mu[:6])
+            del error
+        else:
+            V1_hat = -A_qdot
+        mu_c = tau_hat_1 = None
+        if compensation == "truth":
+            if mu_true is None:
+                raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
+            mu_c = check.vector("mu_true", mu_true, 6)
+            c_mu = mu_mu_cc_forces(model, ws, mu_c[SWAP])
+        tau_hat_2 = _shape_row(model, ws, c_mu)          # eq. 45 at the compensation's mu
+        if compensation == "tau1":
+            tau_hat_1 = _tau_hat_1(model, ws, mu_o, qdot, A_qdot, c_mu, tau_hat_2)
+        del c_mu
+        if self.motion is None:
+            tau_c = self.task.torque(t, q, qdot, self._q_d, self._shape_gains)
+        else:
+            tau_c = self._motion_torque(t, q, qdot, mu_o[SWAP] if mu_c is None else mu_c)
+        feedforward = (tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none"
+                       else self._no_feedforward)
+        tau = np.empty(model.n)
+        saturated_sum(tau_c, feedforward, self._torque_limits, tau)
+        if self.motion is None:
+            self.task.integrate(self._shape_gains, tau, self._torque_limits)
+        return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o, model, q, qdot, mu_c, V1_hat,
+                             obs.g_hat)

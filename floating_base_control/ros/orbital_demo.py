@@ -1,0 +1,326 @@
+"""The orbital demo over real DDS: ``mujoco_sim`` and ``floating_base_controller`` as two processes.
+
+Started the way a launch file would start them (same executables, the same
+``config/orbital_robot.yaml``, the scenario's values as ``-p`` overrides), with
+ROS 2 traffic kept on this machine: shared-memory transport only and a domain
+of our own (``FBC_ROS_DOMAIN``, default 61; never the shell's ``ROS_DOMAIN_ID``,
+which may be a robot's).  A recorder node in this process listens to the
+simulator's ground truth and to what the controller publishes, and the report
+is the same as the ROS-free runner's (``sim/orbital.py``), computed by the same
+functions.
+
+With a motion task (:func:`run` with ``task``, docs/MOTION.md) the demo is also the client: it
+publishes the joint trajectory on ``~/joint_trajectory``, or switches the controller's ``task``
+parameter to ``end_effector`` and publishes the target on ``~/target_pose``, at the times of the
+ROS-free demo (``experiments/orbital/tasks.py``), and judges the result on the simulator's ground truth.
+"""
+import os
+import signal
+from dataclasses import replace
+import subprocess
+import time
+
+import numpy as np
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from floating_base_control.estimation.observer import ObserverGains
+from floating_base_control.model import FloatingBaseModel
+from floating_base_control.resources import orbital_robot_urdf, share_file
+from floating_base_control.experiments.orbital.scenario import (Log, OrbitalScenario, evaluation_row, integral_gains,
+                                                                summarize)
+from floating_base_control.ros.messages import (fill_pose_msg, g_from_pose_msg, seconds_to_stamp, stamp_to_seconds,
+                                                twist_from_msg)
+from floating_base_control.ros.params import CARTESIAN_AXES
+from floating_base_control.ros.runtime import local_env, node_command
+
+DEFAULT_DOMAIN = 61
+
+
+class Recorder(Node):
+    """Samples of ground truth (from the simulator) and of what the controller publishes.
+
+    Recording only stores the latest messages at each ground-truth sample; the
+    report rows are computed after the run (:meth:`log`), so that the recorder
+    takes little CPU away from the two nodes it watches.
+    """
+
+    def __init__(self, record=True):
+        super().__init__("orbital_demo_recorder")
+        self.latest, self.samples, self.record = {}, [], record
+        self.first = self.last = None
+        subs = [] if not record else [
+                (Odometry, "/mujoco_sim/ground_truth", "truth"), (TwistStamped, "/mujoco_sim/locked_velocity", "mu"),
+                (WrenchStamped, "/mujoco_sim/momentum", "momentum"),
+                (Odometry, "/floating_base_controller/base_estimate", "estimate"),
+                (TwistStamped, "/floating_base_controller/locked_velocity", "mu_hat"),
+                (Float64MultiArray, "/floating_base_controller/compensation", "compensation")]
+        for msg_type, topic, key in subs:
+            self.create_subscription(msg_type, topic, lambda msg, key=key: self.latest.__setitem__(key, msg), 10)
+        self.create_subscription(JointState, "/mujoco_sim/joints", self._on_truth_joints, 10)
+        self.controller_up = False          # the controller publishes diagnostics once configured
+        self.create_subscription(DiagnosticArray, "/diagnostics",
+                                 lambda msg: setattr(self, "controller_up", True), 10)
+
+    def _on_truth_joints(self, msg):
+        if self.record:
+            if not all(k in self.latest for k in ("truth", "mu", "momentum")):
+                return
+            self.samples.append((msg, dict(self.latest)))
+        self.last = stamp_to_seconds(msg.header.stamp)
+        self.first = self.last if self.first is None else self.first
+
+    @property
+    def elapsed(self):
+        return 0.0 if self.first is None else self.last - self.first
+
+    def log(self, model, scenario, evaluate=None):
+        """The report's rows (``experiments.orbital.scenario.evaluation_row``) of every sample, and
+        ``evaluate(t, g1, q)``'s columns (times from the first sample)."""
+        L = ObserverGains(scenario.observer.k, scenario.observer.l_rot, scenario.observer.l_trans).L
+        q_d, stiffness, n = np.array(scenario.q_d), np.array(scenario.stiffness), model.n
+        log, t0 = Log(), stamp_to_seconds(self.samples[0][0].header.stamp)
+        for joints, lat in self.samples:
+            w = lat["momentum"].wrench
+            momentum = np.array([w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z])
+            g_hat = g_from_pose_msg(lat["estimate"].pose.pose) if "estimate" in lat else None
+            mu_hat = twist_from_msg(lat["mu_hat"].twist) if "mu_hat" in lat else np.zeros(6)
+            comp = np.array(lat["compensation"].data) if "compensation" in lat else np.zeros(2 * n)
+            t, g1, q = (stamp_to_seconds(joints.header.stamp) - t0, g_from_pose_msg(lat["truth"].pose.pose),
+                        np.array(joints.position))
+            row = evaluation_row(model, L, q_d, stiffness, t, g1, q, np.array(joints.velocity),
+                                 twist_from_msg(lat["mu"].twist), g_hat, mu_hat, np.array(joints.effort), comp[:n],
+                                 comp[n:], momentum, False)
+            if evaluate is not None:
+                row.update(evaluate(t, g1, q))
+            log.append(row)
+        return log.arrays()
+
+    def truth(self):
+        """``(t, g1, q)``: the latest ground truth (``t`` from the first sample, as in :meth:`log`)."""
+        joints, latest = self.samples[-1]
+        return (stamp_to_seconds(joints.header.stamp) - stamp_to_seconds(self.samples[0][0].header.stamp),
+                g_from_pose_msg(latest["truth"].pose.pose), np.array(joints.position))
+
+
+class TaskClient:
+    """The client of a motion task's demo: sends the ROS-free demo's commands (``experiments/orbital/tasks.py``) to the
+    controller at the same times of the run, and evaluates the ground truth against them."""
+
+    def __init__(self, recorder, task, settings, model, scenario):
+        from floating_base_control.control.end_effector import FrameWorkspace, frame_id
+        from floating_base_control.control.trajectory import TrajectoryReference
+        self.recorder, self.task, self.settings, self.model = recorder, task, settings, model
+        self.q0, self.q_d = np.array(scenario.q0, dtype=float), np.array(scenario.q_d, dtype=float)
+        node = "/floating_base_controller"
+        self.trajectory_pub = recorder.create_publisher(JointTrajectory, f"{node}/joint_trajectory", 10)
+        self.target_pub = recorder.create_publisher(PoseStamped, f"{node}/target_pose", 10)
+        self.parameters = AsyncParameterClient(recorder, node)
+        self.reference = TrajectoryReference(self.q0, model.position_limits, model.velocity_limits,
+                                             np.full(model.n, settings.acceleration_limit))
+        self.ws, self.fid = FrameWorkspace(model), frame_id(model, settings.ee_frame)
+        self.target = self.switched = None
+        self.done = False
+
+    def step(self):
+        """Send what is due at the recorder's current time."""
+        if self.done or not self.recorder.samples:
+            return
+        t, g1, q = self.recorder.truth()
+        s = self.settings
+        if self.task == "trajectory" and t >= s.trajectory_start_s:
+            self._send_trajectory(t)
+        elif self.task == "end-effector" and self.switched is None and t >= s.ee_start_s:
+            self.switched = self.parameters.set_parameters([Parameter("task", value="end_effector")])
+        elif self.switched is not None and self.switched.done():
+            self._send_target(g1, q)
+
+    def _send_trajectory(self, t):
+        from floating_base_control.experiments.orbital.tasks import waypoints
+        points = waypoints(self.settings, self.q0, self.q_d)
+        msg = JointTrajectory(joint_names=list(self.model.joint_names))
+        lead = 0.1                          # stamped a little ahead: the start is then the stamp, known here
+        msg.header.stamp = seconds_to_stamp(self.recorder.get_clock().now().nanoseconds * 1e-9 + lead)
+        for w in points:
+            point = JointTrajectoryPoint(positions=w.positions.tolist(), velocities=w.velocities.tolist(),
+                                         accelerations=w.accelerations.tolist())
+            point.time_from_start.sec = int(w.time_from_start)
+            point.time_from_start.nanosec = int(round((w.time_from_start % 1) * 1e9))
+            msg.points.append(point)
+        self.trajectory_pub.publish(msg)
+        self.reference.command(t + lead, points)
+        self.done = True
+
+    def _send_target(self, g1, q):
+        from floating_base_control.control.end_effector import displaced
+        from floating_base_control.experiments.orbital.tasks import ee_displacement, ee_pose
+        self.target = displaced(ee_pose(self.ws, self.fid, g1, q), ee_displacement(self.settings))
+        msg = PoseStamped()
+        msg.header.frame_id = "world"
+        fill_pose_msg(msg.pose, self.target)
+        self.target_pub.publish(msg)
+        self.sent_at = self.recorder.truth()[0]
+        self.done = True
+
+    def evaluate(self, t, g1, q):
+        """The ROS-free demo's task columns (``experiments.orbital.tasks.build``) from the ground truth."""
+        from floating_base_control.experiments.orbital.tasks import ee_errors
+        if self.task == "trajectory":
+            return {"dq_norm_deg": np.rad2deg(np.linalg.norm(q - self.reference.sample(t).q))}
+        return ee_errors(self.ws, self.fid, g1, q, self.target if self.target is not None and t >= self.sent_at
+                         else None)
+
+
+def scenario_overrides(scenario, joint_names):
+    """The scenario as ``(controller, simulator)`` parameter overrides.
+
+    Only what a ROS run can honour: the controller model is the URDF's (no
+    ``model_mass_error``) and the controller never sees the simulator's ``mu``
+    (no ``truth`` compensation).
+    """
+    if scenario.name != "ideal":
+        raise ValueError("over ROS 2 only the ideal scenario runs (mujoco_sim has no friction, encoder or "
+                         "star-tracker models): run the realistic one without --ros")
+    if scenario.model_mass_error or scenario.compensation == "truth":
+        raise ValueError("over ROS 2 the controller uses the plant's URDF and no ground truth: "
+                         "--mass-error and --compensation truth are ROS-free options")
+    integral = integral_gains(scenario)
+    per_joint = [(f"{kind}.{j}", float(v)) for kind, values in
+                 (("setpoint", scenario.q_d), ("stiffness", scenario.stiffness), ("damping", scenario.damping),
+                  ("integral", np.zeros(len(joint_names)) if integral is None else integral))
+                 for j, v in zip(joint_names, values)]
+    obs = scenario.observer
+    controller = [("compensation", scenario.compensation), ("control_rate_hz", scenario.control_rate_hz),
+                  ("observer.k", obs.k), ("observer.l_rot", obs.l_rot), ("observer.l_trans", obs.l_trans),
+                  *per_joint]
+    sim = [("physics_rate_hz", scenario.control_rate_hz * scenario.sim_substeps),
+           ("pose_rate_hz", scenario.pose_rate_hz), ("pose_rotation_noise", scenario.pose_rotation_noise),
+           ("pose_position_noise", scenario.pose_position_noise), ("pose_latency_s", scenario.pose_latency_s),
+           ("q_noise", scenario.q_noise), ("qdot_noise", scenario.qdot_noise), ("seed", scenario.seed),
+           ("q0", list(scenario.q0)), ("mu0_omega_deg_s", list(scenario.mu0_omega_deg_s)),
+           ("mu0_v", list(scenario.mu0_v))]
+    robot = [("urdf", scenario.urdf)] if scenario.urdf else []
+    return robot + controller, robot + sim
+
+
+#: What the report is computed from; the physics must not start before the recorder has found them.
+TRUTH_TOPICS = ("/mujoco_sim/joints", "/mujoco_sim/ground_truth", "/mujoco_sim/locked_velocity", "/mujoco_sim/momentum")
+
+
+def _wait_for(executor, ready, procs, what, timeout=60.0):
+    """Spin until ``ready()``; ``RuntimeError`` if a node exits or ``what`` is not up within ``timeout`` s."""
+    end = time.monotonic() + timeout
+    while not ready():
+        executor.spin_once(timeout_sec=0.1)
+        if time.monotonic() > end or any(p.poll() is not None for p in procs):
+            raise RuntimeError(f"{what} did not come up within {timeout:g} s")
+
+
+def ros_settings(settings, scenario):
+    """The motion tasks' settings for a run over DDS: the scenario's joint gains (those of the set-point demo
+    over DDS) and the Cartesian gains of ``test/test_ros_motion.py``.  The node's loop on a shared machine
+    runs with stalls, where the ROS-free demo's stiff gains (wrist joints and rotation at 50-100 rad/s
+    natural frequency) are unstable."""
+    return replace(settings, stiffness=scenario.stiffness, damping=scenario.damping,
+                   ee_stiffness=(5.0, 5.0, 5.0, 300.0, 300.0, 300.0), ee_damping=(0.05, 0.05, 0.05, 5.0, 5.0, 5.0),
+                   ee_damping_ratio=0.7, nullspace_stiffness=(1.0,) * 7, nullspace_damping=(0.02,) * 7)
+
+
+def task_overrides(task, settings, joint_names):
+    """The controller's parameters for a motion task's demo (``experiments/orbital/tasks.py``'s gains; the
+    node's null-space gains are one value for every joint: the smallest of the demo's).  It starts with ``task: joint``
+    holding its shape, as the ROS-free demo does before its commands."""
+    if task == "setpoint":
+        return []
+    out = [("task", "joint"), ("hold_on_activate", True), ("trajectory.max_acceleration", settings.acceleration_limit)]
+    if task == "end-effector":
+        out += [("end_effector.frame", settings.ee_frame), ("end_effector.max_speed", settings.ee_speed),
+                ("end_effector.max_angular_speed", settings.ee_angular_speed),
+                ("end_effector.nullspace_stiffness", min(settings.nullspace_stiffness)),
+                ("end_effector.nullspace_damping", min(settings.nullspace_damping)),
+                ("end_effector.damping_ratio", settings.ee_damping_ratio or 0.0),
+                ("end_effector.feedforward", settings.ee_feedforward)]
+        for axis, k, d in zip(CARTESIAN_AXES, settings.ee_stiffness, settings.ee_damping):
+            out += [(f"end_effector.stiffness.{axis}", k), (f"end_effector.damping.{axis}", d)]
+    return out
+
+
+def run(scenario=None, domain_id=None, params_file=None, controller_overrides=(), timeout_factor=3.0,
+        progress=None, record=True, task="setpoint", settings=None):
+    """Run ``scenario`` (default: :class:`OrbitalScenario()`) over ROS 2; returns ``(log, summary)`` like
+    ``experiments.orbital.scenario.run`` (``(None, None)`` with ``record=False``: then this process only watches the
+    clock, for benchmarks).  ``controller_overrides`` come last (e.g. a timing log).
+
+    The processes get ``FASTDDS_BUILTIN_TRANSPORTS=SHM`` and ``ROS_DOMAIN_ID = domain_id`` (default:
+    ``FBC_ROS_DOMAIN``, else 61); this process uses the same.  ``task`` (``trajectory`` or ``end-effector``,
+    with ``experiments.orbital.tasks.TaskSettings``): this process is also the client sending the task's commands.
+    """
+    scenario = scenario or OrbitalScenario()
+    duration_s = scenario.duration_s
+    domain_id = int(domain_id if domain_id is not None else os.environ.get("FBC_ROS_DOMAIN", DEFAULT_DOMAIN))
+    os.environ.update(local_env(domain_id))
+    params_file = params_file or share_file("config/orbital_robot.yaml")
+    model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
+    controller_params, sim_params = scenario_overrides(scenario, model.joint_names)
+    controller_params += task_overrides(task, settings, model.joint_names)
+    env = local_env(domain_id)
+    rclpy.init()
+    recorder = Recorder(record)
+    executor = SingleThreadedExecutor()
+    executor.add_node(recorder)
+    client = None if task == "setpoint" else TaskClient(recorder, task, settings, model, scenario)
+    # the robot first, paused until the first command, so that the recorder has found its ground truth
+    # before the physics starts (else the report may begin late); then the controller
+    procs = [subprocess.Popen(node_command("orbital_sim", params_file, sim_params), env=env)]
+    status = "completed"
+    deadline = time.monotonic() + timeout_factor * duration_s + 30.0
+    reported = 0
+    try:
+        _wait_for(executor, lambda: all(recorder.count_publishers(topic) for topic in TRUTH_TOPICS), procs,
+                  "mujoco_sim's ground truth")
+        procs.append(subprocess.Popen(node_command("orbital_controller", params_file,
+                                                   [*controller_params, *controller_overrides]), env=env))
+        _wait_for(executor, lambda: recorder.controller_up, procs, "floating_base_controller")
+        while recorder.elapsed < duration_s:
+            executor.spin_once(timeout_sec=0.1)
+            if client is not None:
+                client.step()
+            if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                status = "stopped early: " + ("timeout" if time.monotonic() > deadline else
+                                              f"a node exited ({[p.poll() for p in procs]})")
+                break
+            if progress and recorder.elapsed >= reported + 5.0:
+                reported += 5.0
+                progress(recorder.elapsed)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        executor.shutdown()
+        recorder.destroy_node()
+        rclpy.try_shutdown()
+    if not record:
+        return None, None
+    if not recorder.samples:
+        raise RuntimeError(f"the demo recorded nothing ({status}): are the nodes starting?")
+    log = recorder.log(model, scenario, None if client is None else client.evaluate)
+    summary = summarize(scenario, log, log["momentum"][0], status)
+    if client is not None:
+        from floating_base_control.experiments.orbital.tasks import task_summary
+        summary.update(task_summary(task, log), task_settings=settings.to_dict())
+    summary["transport"] = f"ROS 2 topics, Fast DDS shared memory, domain {domain_id}"
+    return log, summary

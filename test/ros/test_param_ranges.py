@@ -1,0 +1,112 @@
+"""Every value inside a parameter's advertised range is accepted and works (or is refused only
+because of another parameter it is coupled with, saying so): the controller nodes in this process,
+each range's ends set as rqt_reconfigure would (live parameters) or given at start (read-only ones),
+then a control tick that must command finite torques within the URDF's limits."""
+import numpy as np
+import pytest
+
+ros_harness = pytest.importorskip("helpers.ros_harness")
+
+import rclpy  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Header  # noqa: E402
+
+from floating_base_control.ros.hopper_controller import HopperControllerNode  # noqa: E402
+from floating_base_control.ros.hopper_sim import HopperSimNode  # noqa: E402
+from floating_base_control.ros.orbital_sim import SimNode  # noqa: E402
+from floating_base_control.ros.messages import fill_pose_msg, seconds_to_stamp  # noqa: E402
+from floating_base_control.ros.orbital_controller import ControllerNode  # noqa: E402
+from floating_base_control.ros.params import hopper_sim_params, sim_params  # noqa: E402
+
+NODES = {"orbital": ControllerNode, "hopper": HopperControllerNode}
+
+
+@pytest.fixture(scope="module")
+def context():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=ros_harness.domain_for(__name__))
+    yield ctx
+    rclpy.shutdown(context=ctx)
+
+
+def make(robot, context, overrides=()):
+    node = NODES[robot](context=context, parameter_overrides=[Parameter(k, value=v) for k, v in overrides])
+    node.sent = []
+    publish = node.publish_commands
+    node.publish_commands = lambda commands: (node.sent.append([c.copy() for c in commands]), publish(commands))
+    return node
+
+
+def tick(node):
+    """One tick with good inputs, stamped now; the joint torques it commands."""
+    stamp = seconds_to_stamp(node.now())
+    n = node.model.n
+    node.on_joint_state(JointState(header=Header(stamp=stamp), name=list(node.model.joint_names),
+                                   position=list(np.mean(np.clip(node.model.position_limits, -1, 1), axis=1)),
+                                   velocity=[0.1] * n))
+    if isinstance(node, HopperControllerNode):
+        odom = Odometry(header=Header(stamp=stamp, frame_id="world"), child_frame_id="base_link")
+        fill_pose_msg(odom.pose.pose, np.eye(4))
+        node._on_odometry(odom)
+        node.watchdog.received("foot force", node.now())
+    else:
+        node.watchdog.received("base pose", node.now())
+    node._tick()
+    return node.sent[-1][0]
+
+
+def check_works(node, what):
+    tau = tick(node)
+    assert np.isfinite(tau).all() and np.all(np.abs(tau) <= node.model.effort_limits + 1e-12), (what, tau)
+
+
+def typed(spec, value):
+    """A range end as rqt sends it: of the parameter's type (an integer parameter refuses a double)."""
+    return type(spec.default)(value)
+
+
+def ranged(robot, context, read_only):
+    node = make(robot, context)
+    specs = [s for s in node.specs.values() if s.range is not None and s.read_only == read_only]
+    node.destroy_node()
+    return specs
+
+
+@pytest.mark.parametrize("robot", NODES)
+def test_every_live_parameter_accepts_its_range_ends_and_the_node_goes_on(robot, context):
+    node = make(robot, context)
+    for spec in ranged(robot, context, read_only=False):
+        for value in spec.range:
+            (result,) = node.set_parameters([Parameter(spec.name, value=typed(spec, value))])
+            coupled = [s for s in node.specs if s != spec.name and s in result.reason]
+            assert result.successful or coupled, f"{spec.name} = {value} refused: {result.reason}"
+            check_works(node, f"{spec.name} = {value}")
+        node.set_parameters([Parameter(spec.name, value=spec.default)])
+    node.destroy_node()
+
+
+@pytest.mark.parametrize("robot", NODES)
+def test_every_read_only_parameter_starts_the_node_at_its_range_ends(robot, context):
+    for spec in ranged(robot, context, read_only=True):
+        for value in spec.range:
+            node = make(robot, context, [(spec.name, typed(spec, value))])
+            check_works(node, f"{spec.name} = {value}")
+            node.destroy_node()
+
+
+def test_a_zero_effort_limit_takes_that_joint_torque_to_zero(context):
+    node = make("orbital", context)
+    (result,) = node.set_parameters([Parameter("effort_limit.panda_joint1", value=0.0)])
+    assert result.successful, result.reason
+    tau = tick(node)
+    assert tau[0] == 0.0 and np.any(tau[1:] != 0.0)
+    node.destroy_node()
+
+
+@pytest.mark.parametrize("sim, specs", [(SimNode, sim_params), (HopperSimNode, hopper_sim_params)])
+def test_the_simulators_start_at_every_range_end(sim, specs, context):
+    for spec in (s for s in specs() if s.range is not None):
+        for value in spec.range:
+            sim(context=context, parameter_overrides=[Parameter(spec.name, value=typed(spec, value))]).destroy_node()

@@ -1,0 +1,89 @@
+"""The realistic orbital scenario's models: Gaz et al. 2019 friction, quantized encoders, the star tracker,
+attitude-only samples in the observer, and the controller's dispersed (physically consistent) model."""
+import numpy as np
+import pytest
+
+from floating_base_control.estimation.observer import MomentumObserver
+from floating_base_control.lie import exp, log
+from floating_base_control.model import FloatingBaseModel
+from floating_base_control.experiments.orbital.dispersions import REALISTIC, perturbed_urdf
+from floating_base_control.experiments.orbital.realistic import realistic_scenario
+from floating_base_control.sim.sensors import JointEncoders, PoseSensor
+from floating_base_control.resources import orbital_robot_urdf
+from floating_base_control.sim.friction import PANDA_PHI1, SigmoidFriction
+
+
+def test_gaz_friction_is_zero_at_rest_opposes_motion_and_spans_phi1():
+    f = SigmoidFriction()
+    np.testing.assert_allclose(f.torque(np.zeros(7)), 0.0, atol=1e-15)
+    fast = f.torque(np.full(7, 20.0)) - f.torque(np.full(7, -20.0))
+    np.testing.assert_allclose(fast, PANDA_PHI1, rtol=1e-6)              # the Coulomb span, 0.30-1.28 N m
+    assert min(PANDA_PHI1) == pytest.approx(0.303, abs=1e-3) and max(PANDA_PHI1) == pytest.approx(1.2794)
+    qdot = np.linspace(-2, 2, 7)
+    assert (f.torque(qdot) * qdot >= 0).all()                            # dissipative: tau_f qdot >= 0
+    np.testing.assert_allclose(SigmoidFriction(scale=(2.0,) * 7).torque(qdot), 2 * f.torque(qdot))
+    assert (f.opposing_torque(qdot) == -f.torque(qdot)).all()           # what the plant applies, exactly
+
+
+def test_quantized_encoders_and_filtered_differentiation():
+    res = REALISTIC.encoder_resolution_rad
+    enc = JointEncoders(resolution=res, dt=1e-3, velocity_filter_hz=50.0)
+    for i in range(400):                                                # a ramp at 0.3 rad/s
+        q, qdot = enc.read(np.array([0.1 + 0.3 * i * 1e-3]), np.array([0.3]))
+    np.testing.assert_allclose(q / res, np.round(q / res), atol=1e-9)   # whole counts
+    assert qdot[0] == pytest.approx(0.3, abs=0.02)
+
+
+def test_star_tracker_bias_dropouts_jitter_and_attitude_only():
+    sensor = PoseSensor(rate_hz=10, rotation_noise=0.0, position_noise=0.0, latency_s=0.05, seed=3,
+                        attitude_bias=1e-3, bias_time_s=1e6, position=False, rate_jitter=0.1,
+                        latency_jitter_s=0.02, dropout=0.2)
+    got = []
+    for i in range(100001):                                              # 100 s
+        t = i * 1e-3
+        sensor.sample(t, np.eye(4))
+        got += [(t, ts, g) for ts, g in sensor.deliver(t)]
+    assert 700 < len(got) < 900                                          # 1000 taken, 20 % lost
+    assert all(0.05 - 1e-9 <= t - ts <= 0.07 + 1e-3 for t, ts, _ in got)
+    assert np.diff([ts for _, ts, _ in got]).min() >= 0.09 - 1e-9
+    assert all(np.isnan(g[:3, 3]).all() for _, _, g in got)
+    bias = np.array([log(np.block([[g[:3, :3], np.zeros((3, 1))], [np.zeros((1, 3)), 1.0]]))[:3]
+                     for _, _, g in got])
+    assert np.ptp(bias, axis=0).max() < 1e-4                             # slowly varying (1e6 s correlation)
+    assert 1e-5 < np.abs(bias[0]).max() < 5e-3
+
+
+def test_attitude_only_sample_corrects_the_attitude_and_keeps_the_predicted_translation():
+    obs = MomentumObserver()
+    g0 = exp(np.array([0.1, 0.0, 0.0, 1.0, 2.0, 3.0]))
+    obs.add_pose(g0, 0.0, 0.0)
+    sample = exp(np.array([0.12, 0.0, 0.0, 0.0, 0.0, 0.0]))
+    sample[:3, 3] = np.nan
+    obs.add_pose(sample, 0.0, 0.0)
+    np.testing.assert_allclose(obs.g_pred[:3, 3], g0[:3, 3], atol=1e-12)
+    np.testing.assert_allclose(obs.g_pred[:3, :3], sample[:3, :3], atol=1e-12)
+
+
+def test_dispersed_controller_model_is_physically_consistent_and_within_bounds():
+    path = orbital_robot_urdf()
+    xml = open(path).read()
+    plant = FloatingBaseModel.from_urdf(path)
+    a, b = (FloatingBaseModel.from_urdf_string(perturbed_urdf(xml, seed)) for seed in (1, 2))
+    again = FloatingBaseModel.from_urdf_string(perturbed_urdf(xml, 1))  # the loader checks every inertia
+    # Pinocchio's bodies: 0 the universe, 1 the spacecraft with panda_link0 fused, then the Panda's links
+    ratios = np.array([m.mass / p.mass for m, p in zip(a.pin_model.inertias, plant.pin_model.inertias)
+                       if p.mass > 0][1:])
+    assert np.abs(ratios - 1).max() <= 0.10 + 1e-9 and np.abs(ratios - 1).max() > 0.02
+    assert abs(a.pin_model.inertias[1].mass / plant.pin_model.inertias[1].mass - 1) <= 0.051
+    assert a.pin_model.inertias[3] != b.pin_model.inertias[3]
+    q = np.array(realistic_scenario(0).q0)
+    np.testing.assert_array_equal(a.locked_inertia(q), again.locked_inertia(q))
+    assert np.linalg.eigvalsh(a.locked_inertia(q)).min() > 0
+
+
+def test_realistic_scenario_is_drawn_from_its_seed():
+    s1, s2 = realistic_scenario(11), realistic_scenario(11)
+    assert s1 == s2 and s1 != realistic_scenario(12)
+    w = np.linalg.norm(s1.mu0_omega_deg_s)
+    assert REALISTIC.tumble_deg_s[0] <= w <= REALISTIC.tumble_deg_s[1]
+    assert s1.name == "realistic" and not s1.pose_position and len(s1.friction_scale) == 7
