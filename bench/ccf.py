@@ -1,4 +1,4 @@
-"""Algorithm 1 of seed 002 (CCF surface map) on the LWR 4+ of Sec. V-B: Theorem 2 against
+"""Algorithm 1 of [Mishra2023] (CCF surface map) on the LWR 4+ of Sec. V-B: Theorem 2 against
 central differences of the mechanical connection (Def. 5).
 
 The map is the paper's: the plane of joints 2-4, a 30 x 30 grid over the gait's bounding

@@ -1,4 +1,4 @@
-"""Speed of the seed 002 engine on the orbital robot, against Pinocchio in the same run.
+"""Speed of the [Mishra2023] engine on the orbital robot, against Pinocchio in the same run.
 
 Timed (medians over many calls, cycling through random states inside the
 joint limits):

@@ -1,4 +1,4 @@
-"""Speed of the hopping controller (seed 003) and of its simulation, revolute hopper.
+"""Speed of the hopping controller ([Feurstein2021]) and of its simulation, revolute hopper.
 
 * ``HopperController.step`` (what a ROS node calls once per tick), controllers II and III,
   and Pinocchio's ``crba`` in the same run for scale (``ratio_to_crba``);

@@ -7,11 +7,11 @@ import ros_loop
 from common import report, save
 
 BENCHMARKS = [
-    ("engine", engine, "seed 002 REL terms and curvature vs Pinocchio (orbital robot)"),
+    ("engine", engine, "[Mishra2023] REL terms and curvature vs Pinocchio (orbital robot)"),
     ("orbital", orbital, "orbital closed loop: controller step and the 30 s scenario"),
     ("ros_loop", ros_loop, "ROS 2: mujoco_sim + floating_base_controller, two processes, 30 s"),
     ("ccf", ccf, "Algorithm 1 CCF map on the LWR 4+ (Theorem 2 vs central differences)"),
-    ("hopper", hopper, "seed 003 controller step and simulation loop (revolute hopper)"),
+    ("hopper", hopper, "[Feurstein2021] controller step and simulation loop (revolute hopper)"),
 ]
 
 if __name__ == "__main__":

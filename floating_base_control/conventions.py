@@ -1,4 +1,4 @@
-"""Conversions at the edges: Pinocchio and MuJoCo <-> seed 002 notation (ROS messages:
+"""Conversions at the edges: Pinocchio and MuJoCo <-> [Mishra2023] notation (ROS messages:
 ``ros/messages.py``).
 
 Inside the package: base pose ``g1`` (4x4), shape ``q`` (n), base body twist
@@ -9,7 +9,7 @@ every row of it.
 ==============  =================  ======================  =====================
                 quaternion          base linear velocity    6-vector order
 ==============  =================  ======================  =====================
-seed 002        (rotation matrix)   body                    omega, v
+[Mishra2023]        (rotation matrix)   body                    omega, v
 Pinocchio       x, y, z, w          body                    v, omega
 MuJoCo free     w, x, y, z          world                   v (world), omega (body)
 ROS messages    x, y, z, w          child frame (body)      separate fields

@@ -1,6 +1,6 @@
 """Per-link kinematics of the shape, expressed in the base frame {1}.
 
-Every quantity of seed 002 depends on the shape ``q`` only, never on the base
+Every quantity of [Mishra2023] depends on the shape ``q`` only, never on the base
 pose ``g1``.  We therefore evaluate Pinocchio's kinematics with the base at the
 identity, where the world frame coincides with {1}, and express each link
 ``k`` by
@@ -9,7 +9,7 @@ identity, where the world frame coincides with {1}, and express each link
 * ``Z_k = Ad_1k J_k``: its Jacobian w.r.t. ``q`` in {1} (6xn),
 
 both ordered ``[omega; v]``.  With these, the link-frame sums of the paper
-become sums of ``I_k`` and ``Z_k`` (Ad_1k cancels through seed 002, eqs. 62a
+become sums of ``I_k`` and ``Z_k`` (Ad_1k cancels through [Mishra2023] eqs. 62a
 and 62b); e.g. ``M_b = sum_k I_k`` (eq. 7).  All links are stacked in arrays so
 that each sum is one vectorized operation.
 """
@@ -49,7 +49,7 @@ class ShapeKinematics(NamedTuple):
 
     I: np.ndarray                 #: (nb, 6, 6) link spatial inertias in {1}
     Z: np.ndarray                 #: (nb, 6, n) link Jacobians in {1}
-    M_b: np.ndarray               #: (6, 6) locked inertia, seed 002 eq. 7
+    M_b: np.ndarray               #: (6, 6) locked inertia, [Mishra2023] eq. 7
     M_bq: np.ndarray              #: (6, n) coupling inertia, eq. 7
     M_q: np.ndarray               #: (n, n) manipulator inertia, eq. 7
     A_l: np.ndarray               #: (6, n) local mechanical connection M_b^-1 M_bq, Def. 3
@@ -89,7 +89,7 @@ def shape_inertias(model, ws, q):
 
 
 def inertia_blocks(model, ws):
-    """``(M, M_b, M_bq, A_l)`` at the shape in ``ws.q_pin`` (seed 002, eqs. 5, 7 and Def. 3).
+    """``(M, M_b, M_bq, A_l)`` at the shape in ``ws.q_pin`` ([Mishra2023] eqs. 5, 7 and Def. 3).
 
     ``M`` is Pinocchio's CRBA result in its own ordering (some Pinocchio versions return a view of
     ``ws.pin_data.M``: copy what must outlive the next call).

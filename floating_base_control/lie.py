@@ -1,4 +1,4 @@
-"""SE(3) tools in the notation of seed 002 (Mishra et al.), Appendix A.
+"""SE(3) tools in the notation of Mishra et al. [Mishra2023], Appendix A.
 
 Twists are body twists ordered ``[omega; v]`` and wrenches are ordered
 ``[moment; force]`` (the dual pairing of ``[omega; v]``).  Poses are 4x4
@@ -32,7 +32,7 @@ def skew(w):
 
 
 def hat(V):
-    """``V^`` in se(3) (seed 002, eq. 60): 4x4 matrix of a twist ``[omega; v]``."""
+    """``V^`` in se(3) ([Mishra2023] eq. 60): 4x4 matrix of a twist ``[omega; v]``."""
     out = np.zeros((4, 4))
     out[:3, :3] = skew(V[:3])
     out[:3, 3] = V[3:]
@@ -45,7 +45,7 @@ def vee(X):
 
 
 def Ad(g):
-    """``Ad_g`` (seed 002, eq. 60): 6x6 adjoint of a pose, ``[[R, 0], [p_x R, R]]``."""
+    """``Ad_g`` ([Mishra2023] eq. 60): 6x6 adjoint of a pose, ``[[R, 0], [p_x R, R]]``."""
     R, p = g[:3, :3], g[:3, 3]
     out = np.zeros((6, 6))
     out[:3, :3] = R
@@ -100,12 +100,12 @@ _AD_TILDE_TABLE = _linear_operator_table(_ad_tilde_definition)
 
 
 def ad(V):
-    """``ad_V`` (seed 002, eq. 60): ``[[omega_x, 0], [v_x, omega_x]]``, so ``ad_V W = [V, W]``."""
+    """``ad_V`` ([Mishra2023] eq. 60): ``[[omega_x, 0], [v_x, omega_x]]``, so ``ad_V W = [V, W]``."""
     return (V @ _AD_TABLE).reshape(6, 6)
 
 
 def ad_tilde(h):
-    """``ad~_h`` (seed 002, eqs. 3 and 61) of a momentum ``h = [h_omega; h_v]``.
+    """``ad~_h`` ([Mishra2023] eqs. 3 and 61) of a momentum ``h = [h_omega; h_v]``.
 
     ``[[h_omega_x, h_v_x], [h_v_x, 0]]``: the skew-symmetric operator that swaps
     the arguments of the coadjoint action, ``ad_v^T (M w) = ad~_(M w) v``.
@@ -138,7 +138,7 @@ def log(g):
 
 
 def H(eps):
-    """SE(3) Jacobian ``H(eps)`` of the exponential coordinates (seed 002, eq. 39).
+    """SE(3) Jacobian ``H(eps)`` of the exponential coordinates ([Mishra2023] eq. 39).
 
     Maps the body twist ``(eta^-1 eta_dot)^v`` to ``eps_dot`` where
     ``eps = log(eta)``; it satisfies ``H(eps) eps = eps``.  It is Pinocchio's

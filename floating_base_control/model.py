@@ -1,4 +1,4 @@
-"""The floating-base robot model in the notation of seed 002 (Mishra et al.).
+"""The floating-base robot model in the notation of Mishra et al. [Mishra2023].
 
 :class:`FloatingBaseModel` holds the Pinocchio model built from a URDF and the
 constant per-link data, all read-only (its arrays are not writeable).  Its methods
@@ -125,7 +125,7 @@ class FloatingBaseModel:
 
 
     def locked_inertia(self, q):
-        """Locked inertia ``M_b(q)`` (6x6, seed 002, eq. 7)."""
+        """Locked inertia ``M_b(q)`` (6x6, [Mishra2023] eq. 7)."""
         return self.kinematics(q).M_b
 
     def mechanical_connection(self, q):

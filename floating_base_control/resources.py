@@ -38,7 +38,7 @@ def orbital_robot_urdf():
     return share_file("urdf/orbital_robot.urdf")
 
 
-#: The hoppers of seed 003 shipped with the package (``urdf/hopper_<robot>.urdf``).
+#: The hoppers of [Feurstein2021] shipped with the package (``urdf/hopper_<robot>.urdf``).
 HOPPERS = ("prismatic", "revolute")
 
 

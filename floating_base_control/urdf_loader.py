@@ -1,6 +1,6 @@
 """URDF -> Pinocchio free-flyer model, with the checks a user needs when it goes wrong.
 
-The root link of the URDF is the floating base (frame {1} of seed 002).  The
+The root link of the URDF is the floating base (frame {1} of [Mishra2023]).  The
 shape joints must be 1-DoF (revolute, continuous or prismatic); fixed joints are
 merged by Pinocchio.  What a real robot description may contain, and what it
 becomes here (:func:`describe_urdf` applies it, :class:`URDFDescription` reports it):

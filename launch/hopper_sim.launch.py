@@ -1,4 +1,4 @@
-"""A seed 003 hopper in simulation: hopper_sim (MuJoCo, viscoelastic floor) + hopper_controller.
+"""A [Feurstein2021] hopper in simulation: hopper_sim (MuJoCo, viscoelastic floor) + hopper_controller.
 
     ros2 launch floating_base_control hopper_sim.launch.py [config:=FILE] [namespace:=NS]
 

@@ -1,4 +1,4 @@
-"""Fig. 4.7 of seed 003: the angular momentum after the first lift-off against the initial knee
+"""Fig. 4.7 of [Feurstein2021]: the angular momentum after the first lift-off against the initial knee
 angle (docs/HOPPER.md, "Fig. 4.7").
 
 The thesis' tuning method: the CoM-foot line vertical (``alpha = 0``), the base at 0.3 m, the

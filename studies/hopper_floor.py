@@ -1,4 +1,4 @@
-"""The first flight of the revolute hopper against the floor's stiffness and damping (seed 003,
+"""The first flight of the revolute hopper against the floor's stiffness and damping ([Feurstein2021],
 Exp I and IV; docs/HOPPER.md, "The first flight").
 
 The thesis names the floor's viscoelasticity among what decides the angular momentum at

@@ -1,4 +1,4 @@
-"""Step convergence of the hopping experiments (seed 003; docs/HOPPER.md, "Step convergence").
+"""Step convergence of the hopping experiments ([Feurstein2021]; docs/HOPPER.md, "Step convergence").
 
 Runs every experiment of the thesis (prismatic I-III, revolute I-VI) for its full duration at
 two MuJoCo steps (default: each experiment's own step and a 4x smaller one) under each

@@ -1,4 +1,4 @@
-"""Controller III against controller II on the thesis' experiments (seed 003; docs/HOPPER.md).
+"""Controller III against controller II on the thesis' experiments ([Feurstein2021]; docs/HOPPER.md).
 
 Controller III (polar spring on the orientation of the CoM frame aligned with the locked
 velocity, eq. 4.26): the thesis gives results "for the first type of polar control only".

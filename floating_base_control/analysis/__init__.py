@@ -1,1 +1,1 @@
-"""Analysis tools: model summaries, and (seed 002 Sec. V-B, seed 004) gait geometry."""
+"""Analysis tools: model summaries, and ([Mishra2023] Sec. V-B, [Saccon2017]) gait geometry."""

@@ -1,19 +1,19 @@
-"""Integrability of the locked (average) velocity: seed 004 (Saccon et al.), Prop. 4.1.
+"""Integrability of the locked (average) velocity: Saccon et al. [Saccon2017], Prop. 4.1.
 
-Integrating the locked velocity gives the centroidal frame C (seed 004, eq. 17).
+Integrating the locked velocity gives the centroidal frame C ([Saccon2017] eq. 17).
 It is a function ``F(q)`` of the shape alone (``g_C = g1 F(q)``) iff the
 curvature of the mechanical connection vanishes identically (eq. 20); then
 ``F`` is built by integrating along a staircase path (eqs. 26-28).  Otherwise C
 depends on the path, and a closed shape loop leaves a holonomy.
 
-Conventions.  Seed 004's connection ``calA = L^-1 A`` is seed 002's ``A_l`` with
+Conventions.  [Saccon2017]'s connection ``calA = L^-1 A`` is [Mishra2023]'s ``A_l`` with
 twists ordered ``[v; omega]`` instead of ``[omega; v]``, and its curvature
 (eq. 20) ``calB_ij = d_j calA_i - d_i calA_j + calA_i x calA_j`` has the opposite
-sign of seed 002's (Def. 5, ``DA_l(e_i) e_j = d_i A_j - d_j A_i - [A_i, A_j]``)::
+sign of [Mishra2023]'s (Def. 5, ``DA_l(e_i) e_j = d_i A_j - d_j A_i - [A_i, A_j]``)::
 
     calB_ij = -P DA_l(q, e_i) e_j,      P = swap of the 3-vector halves.
 
-The frame ``K = g1^-1 g_C`` obeys ``K_dot = (A_l qdot)^ K`` (seed 004, eq. 22; a left
+The frame ``K = g1^-1 g_C`` obeys ``K_dot = (A_l qdot)^ K`` ([Saccon2017] eq. 22; a left
 multiplication), whatever the momentum; with zero momentum the base moves by
 ``dg1 = K(0) K(T)^-1``, so ``K`` is the inverse of :func:`~.locomotion.net_displacement`.
 """
@@ -33,12 +33,12 @@ FLAT_TOL = 1e-8
 
 
 def saccon_curvature(kin):
-    """``calB[:, i, j]`` of seed 004, eq. 20, ordered ``[v; omega]``: ``-P DA_l(e_i) e_j``."""
+    """``calB[:, i, j]`` of [Saccon2017] eq. 20, ordered ``[v; omega]``: ``-P DA_l(e_i) e_j``."""
     return -curvature_tensor(kin)[SWAP]
 
 
 class CurvatureScan(NamedTuple):
-    """Result of :func:`curvature_scan` (curvature in seed 002's convention, base frame)."""
+    """Result of :func:`curvature_scan` (curvature in [Mishra2023]'s convention, base frame)."""
 
     flat: bool                    #: max_rotational <= tol: the average angular velocity integrates
     max_rotational: float        #: max over shapes and pairs of |rotational rows of DA_l|
@@ -57,10 +57,10 @@ def sample_shapes(model, count, rng):
 
 
 def curvature_scan(model, shapes, tol=FLAT_TOL):
-    """Seed 004, Prop. 4.1 on samples: max |curvature| over ``shapes`` (m x n) and a verdict.
+    """[Saccon2017] Prop. 4.1 on samples: max |curvature| over ``shapes`` (m x n) and a verdict.
 
     The verdict reads the rotational rows: when they vanish the orientation of C
-    integrates, and its origin is the CoM (seed 004, App. B), so the translational
+    integrates, and its origin is the CoM ([Saccon2017] App. B), so the translational
     rows vanish too (reported as a check).  ``flat`` on samples is evidence, not
     proof; one non-zero sample proves non-integrability.
     """
@@ -82,7 +82,7 @@ def curvature_scan(model, shapes, tol=FLAT_TOL):
 
 def transport(model, qs, K0=None, substeps=1):
     """``K(T)`` with ``K_dot = (A_l(q) qdot)^ K``, ``K(0) = K0`` (default identity), along the
-    joint path ``qs`` (seed 004, eqs. 17 and 22): the centroidal frame seen from the base."""
+    joint path ``qs`` ([Saccon2017] eqs. 17 and 22): the centroidal frame seen from the base."""
     K0 = np.eye(4) if K0 is None else check.pose("K0", K0)
     return np.linalg.inv(net_displacement(model, qs, substeps=substeps)) @ K0
 
@@ -114,7 +114,7 @@ def staircase(s0, s, step=0.05):
 
 
 def centroidal_frame(model, s, s0=None, F0=None, step=0.05, substeps=2):
-    """``F(s) = g1^-1 g_C`` by the staircase construction of seed 004, eqs. 26-28.
+    """``F(s) = g1^-1 g_C`` by the staircase construction of [Saccon2017] eqs. 26-28.
 
     ``F0 = F(s0)`` defaults to the base axes at the CoM of ``s0`` (App. B: the origin
     of C stays at the CoM).  Meaningful when the connection is flat

@@ -1,4 +1,4 @@
-"""Gait geometry of seed 002 (Mishra et al.), Sec. V-B and Appendix C.
+"""Gait geometry of Mishra et al. [Mishra2023], Sec. V-B and Appendix C.
 
 * :func:`reconstruct` / :func:`net_displacement`: the base motion of a joint path by
   integrating eq. 9, ``g1_dot = g1 (mu - A_l(q) qdot)^``, on SE(3).
@@ -26,7 +26,7 @@ from floating_base_control.dynamics.curvature import curvature_pairs
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics
 from floating_base_control.lie import Ad, Ad_inv, ad, exp, log
 
-#: Seed 002, Sec. V-B2: results printed in the paper for its LWR 4+ (orientations in
+#: [Mishra2023] Sec. V-B2: results printed in the paper for its LWR 4+ (orientations in
 #: degrees, "XYZ sense"), for comparison only.
 SEC_VB_PAPER = {"exact_xyz_deg": (-0.4228, 0.1682, -13.73),
                 "estimate_xyz_deg": (-0.9623, 0.9873, -13.25),
@@ -40,7 +40,7 @@ FRAMES = ("chassis", "base")
 def reconstruct(model, qs, mu=None, t=None, substeps=1):
     """Base poses ``g1(t_k)`` (N x 4 x 4) along a sampled joint path, with ``g1(0) = I``.
 
-    Integrates seed 002, eq. 9, ``g1_dot = g1 (mu - A_l(q) qdot)^``, along the
+    Integrates [Mishra2023] eq. 9, ``g1_dot = g1 (mu - A_l(q) qdot)^``, along the
     piecewise-linear path through the samples ``qs`` (N x n) with a fourth-order
     Runge-Kutta-Munthe-Kaas step on SE(3) (``substeps`` per segment): the poses
     stay exactly in SE(3) and the error is O(h^4) in the sample spacing.
@@ -75,7 +75,7 @@ def reconstruct(model, qs, mu=None, t=None, substeps=1):
 
 
 def net_displacement(model, qs, mu=None, t=None, substeps=1):
-    """``dg1 = g1(0)^-1 g1(T)`` (4x4) of the joint path ``qs`` (seed 002, eq. 9, Fig. 2).
+    """``dg1 = g1(0)^-1 g1(T)`` (4x4) of the joint path ``qs`` ([Mishra2023] eq. 9, Fig. 2).
 
     See :func:`reconstruct` for the arguments; this is its last pose.
     """
@@ -87,7 +87,7 @@ def locked_velocity_of_momentum(model, J):
 
     ``J`` is the spatial momentum ``[angular; linear]`` about the inertial origin
     (Def. 2, ``J = Ad_g1^-T M_b mu``) at ``g1(0) = I``.  With it, :func:`reconstruct`
-    gives the geometric plus the dynamic phase (seed 000, eq. 6.5).
+    gives the geometric plus the dynamic phase ([Muller2023] eq. 6.5).
     """
     J = check.vector("J", J, 6)
     ws = model.create_data()
@@ -150,7 +150,7 @@ def _times(t, N):
 # -- the gait plane (eq. 59) ---------------------------------------------------------
 
 class PlanarGait:
-    """A closed gait on a 2-D plane of shape space: ``q = q_c + Psi r`` (seed 002, eq. 59).
+    """A closed gait on a 2-D plane of shape space: ``q = q_c + Psi r`` ([Mishra2023] eq. 59).
 
     ``Psi`` (n x 2) is the gait Jacobian (its columns span the plane, ``e_1, e_2`` of
     Algorithm 1), ``r`` (N x 2) the closed path in gait coordinates (first point =
@@ -210,7 +210,7 @@ class PlanarGait:
 
 
 def sec_vb_gait(n=7, samples=256):
-    """Seed 002, Sec. V-B2: ``Psi`` on joints 2, 3, 4 and ``rdot = pi/2 [sin(pi t), cos(pi t)]``
+    """[Mishra2023] Sec. V-B2: ``Psi`` on joints 2, 3, 4 and ``rdot = pi/2 [sin(pi t), cos(pi t)]``
     from ``r(0) = 0``: a clockwise circle of radius 1/2 about ``(1/2, 0)``, period 2 s."""
     Psi = np.zeros((n, 2))
     Psi[1, 0] = Psi[2, 0] = 1 / np.sqrt(2)
@@ -222,7 +222,7 @@ def sec_vb_gait(n=7, samples=256):
 # -- the minimum-perturbation frame {C} and Algorithm 1 ------------------------------
 
 def virtual_chassis(kin):
-    """``g_1c``: the virtual chassis (seed 002, Sec. V-B2, ref. [33]) seen from the base.
+    """``g_1c``: the virtual chassis ([Mishra2023] Sec. V-B2, ref. [33]) seen from the base.
 
     Origin at the CoM of the locked system, axes along the principal axes of its
     inertia, in which ``M_b`` is diagonal.  The principal axes are ordered to match
@@ -266,7 +266,7 @@ def _plane_curvature(model, ws, q, Psi, frame):
 
 
 def ccf_map(model, Psi, r1, r2, q_c=None, frame="chassis"):
-    """Algorithm 1 (seed 002): the CCF surface ``DA_l^c(q(r), e_1) e_2`` over a grid.
+    """Algorithm 1 ([Mishra2023]): the CCF surface ``DA_l^c(q(r), e_1) e_2`` over a grid.
 
     ``Psi`` (n x 2) spans the gait plane through ``q_c``; ``r1`` and ``r2`` are the
     grid coordinates.  Returns a (6, len(r2), len(r1)) array: component ``k`` at
@@ -321,7 +321,7 @@ def integrate_over_loop(r, f, radial=6, transverse=2):
 
 
 def stokes_estimate(model, gait, frame="chassis", radial=6, transverse=2):
-    """Net base displacement of a closed gait from curvature: seed 002, eq. 11.
+    """Net base displacement of a closed gait from curvature: [Mishra2023] eq. 11.
 
     ``zeta = -(integral over the enclosed area of DA_l^c(q(r), e_1) e_2 dr_1 dr_2)``,
     signed by the orientation of the gait (counter-clockwise positive), with
@@ -357,5 +357,5 @@ def ccf_volume(r1, r2, ccf, r, radial=6, transverse=2):
 
 
 def displacement_error(dg, dg_hat):
-    """``|log(dg^-1 dg_hat)|``: the error metric of seed 002, Sec. V-B2."""
+    """``|log(dg^-1 dg_hat)|``: the error metric of [Mishra2023] Sec. V-B2."""
     return float(np.linalg.norm(log(np.linalg.solve(dg, dg_hat))))

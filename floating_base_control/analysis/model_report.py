@@ -12,7 +12,7 @@ from floating_base_control.dynamics.rel_matrices import reduced_shape_inertia
 
 
 def shape_report(model, q):
-    """Dictionary of the seed 002 quantities of ``model`` at shape ``q`` (plain floats and lists)."""
+    """Dictionary of the [Mishra2023] quantities of ``model`` at shape ``q`` (plain floats and lists)."""
     kin = model.kinematics(q)
     A, mass = kin.A_l, kin.M_b[3, 3]
     com, I_com = center_of_mass(kin), inertia_at_com(kin)

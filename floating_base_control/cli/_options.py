@@ -1,6 +1,6 @@
 """Options shared by ``fbc gait``, ``fbc ccf`` and ``fbc integrability`` (not a command).
 
-Without ``--urdf`` the gait tools use seed 002's Sec. V-B example: the LWR 4+ on a
+Without ``--urdf`` the gait tools use [Mishra2023]'s Sec. V-B example: the LWR 4+ on a
 3.5 kg base (urdf/lwr4_free_floating.urdf) and the paper's circular gait.
 """
 import argparse
@@ -41,7 +41,7 @@ def add_model(p, default_help):
 
 
 def add_plane(p):
-    g = p.add_argument_group("gait plane (seed 002, eq. 59: q = q_c + Psi r)")
+    g = p.add_argument_group("gait plane ([Mishra2023] eq. 59: q = q_c + Psi r)")
     g.add_argument("--x", nargs="+", type=joint_value, metavar="JOINT=W",
                    help="first column of Psi (direction of r1) as joint weights, "
                         "e.g. --x lwr_joint_2=0.7071 lwr_joint_3=0.7071")

@@ -1,4 +1,4 @@
-"""``fbc ccf``: Algorithm 1 of seed 002, the CCF surface map of a gait plane (Fig. 8)."""
+"""``fbc ccf``: Algorithm 1 of [Mishra2023], the CCF surface map of a gait plane (Fig. 8)."""
 import numpy as np
 
 from floating_base_control.analysis.locomotion import ccf_map, ccf_volume, stokes_estimate
@@ -7,7 +7,7 @@ from floating_base_control.results import pyplot, write_json
 from floating_base_control.cli import _options as opt
 
 DESCRIPTION = """\
-Constraint curvature function (CCF) surface maps, seed 002 Algorithm 1: the local
+Constraint curvature function (CCF) surface maps, [Mishra2023] Algorithm 1: the local
 curvature DA_l(q, e1) e2 of Theorem 2 over a grid of a 2-D plane of shape space,
 q = q_c + Psi r, expressed in the frame --frame (Prop. 6).  A gait overlaid on the
 map gives zeta of eq. 11 as the volume under the map (Appendix C2).  Without --urdf,
@@ -18,9 +18,9 @@ COMPONENTS = ("rotation x", "rotation y", "rotation z", "translation x", "transl
 
 
 def register(sub):
-    p = sub.add_parser("ccf", help="CCF surface maps of a gait plane (seed 002, Algorithm 1)",
+    p = sub.add_parser("ccf", help="CCF surface maps of a gait plane ([Mishra2023] Algorithm 1)",
                        description=DESCRIPTION)
-    opt.add_model(p, "default: the LWR 4+ of seed 002 Sec. V-B")
+    opt.add_model(p, "default: the LWR 4+ of [Mishra2023] Sec. V-B")
     opt.add_plane(p)
     opt.add_gait(p)
     p.add_argument("--grid", type=int, default=30, help="grid points per axis (default 30)")
@@ -93,7 +93,7 @@ def plot(r1, r2, ccf, gait, frame, path):
         ax.set_zlabel(f"CCF ({unit})", labelpad=14)
         ax.tick_params(axis="z", pad=6, labelsize=8)
         ax.set_title(f"k = {k + 1}: {COMPONENTS[k]} of {{{frame}}}")
-    fig.suptitle("Constraint curvature function (seed 002, Algorithm 1)" +
+    fig.suptitle("Constraint curvature function ([Mishra2023] Algorithm 1)" +
                  (", gait in blue" if gait is not None else ""))
     fig.tight_layout()
     fig.savefig(path, dpi=110)

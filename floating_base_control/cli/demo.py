@@ -1,9 +1,9 @@
 """``fbc demo <family> ...``: simulated demonstrations, one sub-subcommand per robot family.
 
 ``fbc demo orbital [--duration S] [--compensation tau1|tau2|none|truth] [--out DIR] [--ros]``
-runs seed 002's orbital-robot scenario (Sec. V-A), ``--arm-urdf PATH`` with a user's arm on the
+runs [Mishra2023]'s orbital-robot scenario (Sec. V-A), ``--arm-urdf PATH`` with a user's arm on the
 spacecraft; ``fbc demo hopper --robot R --experiment E``
-runs a hopping experiment of seed 003.  Each writes ``summary.json``, ``timeseries.csv`` and
+runs a hopping experiment of [Feurstein2021].  Each writes ``summary.json``, ``timeseries.csv`` and
 PNG plots.  A family registers itself in ``FAMILIES``: a function that adds its parser to the
 ``demo`` subparsers.
 """
@@ -28,7 +28,7 @@ def register(sub):
 def _orbital_parser(families):
     from floating_base_control.sim.plant import JOINT_DYNAMICS
     p = families.add_parser("orbital", help="orbital robot with momentum: observer + compensating "
-                                          "shape controller (seed 002, Sec. V-A)")
+                                          "shape controller ([Mishra2023] Sec. V-A)")
     p.add_argument("--scenario", choices=("ideal", "realistic"), default="ideal",
                    help="ideal (default: the paper's conditions) or realistic (friction, model error, "
                         "quantized encoders, star tracker; experiments/orbital/dispersions.py; dispersions drawn "
@@ -187,7 +187,7 @@ def _hopper_parser(families):
     from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K
     from floating_base_control.robots.hopper.controller import CONTACT_RULES
     from floating_base_control.experiments.hopper.scenario import EXPERIMENT_NAMES, TIMESTEP
-    p = families.add_parser("hopper", help="the hopping experiments of seed 003 (Feurstein 2021, ch. 4)",
+    p = families.add_parser("hopper", help="the hopping experiments of [Feurstein2021] ch. 4",
                             description="Run one of the thesis' hopping experiments (Tables 4.7-4.8, "
                                         "4.12-4.13) and write summary.json, timeseries.csv and plots.")
     p.add_argument("--robot", choices=("prismatic", "revolute"), default="revolute")

@@ -10,7 +10,7 @@ from floating_base_control.cli import _options as opt
 
 DESCRIPTION = """\
 Net displacement of the floating base over a closed gait on a plane of shape space
-(seed 002, Sec. V-B): exact, by integrating eq. 9 on SE(3) along the gait, and
+([Mishra2023] Sec. V-B): exact, by integrating eq. 9 on SE(3) along the gait, and
 estimated from the curvature of Theorem 2 integrated over the gait area in the
 frame --frame (eq. 11, Algorithm 1 and Prop. 6).  Without --urdf, --x and --y this
 is the paper's example: the LWR 4+ on a 3.5 kg base, joints 2-4, the circular gait
@@ -20,8 +20,8 @@ Orientations are intrinsic XYZ Euler angles (R = Rx Ry Rz) in degrees."""
 
 def register(sub):
     p = sub.add_parser("gait", help="net base displacement of a closed gait: exact and by "
-                       "curvature (seed 002, Sec. V-B)", description=DESCRIPTION)
-    opt.add_model(p, "default: the LWR 4+ of seed 002 Sec. V-B")
+                       "curvature ([Mishra2023] Sec. V-B)", description=DESCRIPTION)
+    opt.add_model(p, "default: the LWR 4+ of [Mishra2023] Sec. V-B")
     opt.add_plane(p)
     opt.add_gait(p)
     p.add_argument("--mu", nargs=6, type=opt.finite_float, metavar="X",

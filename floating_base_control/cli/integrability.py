@@ -1,4 +1,4 @@
-"""``fbc integrability``: does the average angular velocity integrate (seed 004, Prop. 4.1)?"""
+"""``fbc integrability``: does the average angular velocity integrate ([Saccon2017] Prop. 4.1)?"""
 import numpy as np
 
 from floating_base_control.analysis import integrability as itg
@@ -11,9 +11,9 @@ from floating_base_control.results import pyplot, write_json
 from floating_base_control.cli import _options as opt
 
 DESCRIPTION = """\
-Integrability of the locked (average) velocity, seed 004 Prop. 4.1: samples the shape
+Integrability of the locked (average) velocity, [Saccon2017] Prop. 4.1: samples the shape
 space and reports the largest curvature of the mechanical connection (Theorem 2 of
-seed 002; seed 004's calB_ij = -P DA_l(e_i) e_j), per joint pair, with a verdict.
+[Mishra2023]; [Saccon2017]'s calB_ij = -P DA_l(e_i) e_j), per joint pair, with a verdict.
 The centroidal frame F(s) = g1^-1 g_C is built at one shape by the staircase of
 eqs. 26-28 and compared with integrating the locked velocity along the straight line
 (equal iff flat).  With --loop, the holonomy of that closed joint loop: how C has
@@ -22,7 +22,7 @@ turned and moved relative to the base (at zero momentum the base moves by its in
 
 def register(sub):
     p = sub.add_parser("integrability", help="is the centroidal frame a function of the shape? "
-                       "curvature scan, staircase frame and holonomy (seed 004)",
+                       "curvature scan, staircase frame and holonomy ([Saccon2017])",
                        description=DESCRIPTION)
     opt.add_model(p, "default: the orbital robot")
     p.add_argument("--samples", type=int, default=200, help="random shapes (default 200)")

@@ -1,1 +1,1 @@
-"""Controllers: the momentum-compensating shape controller (seed 002, Sec. V-A)."""
+"""Controllers: the momentum-compensating shape controller ([Mishra2023] Sec. V-A)."""

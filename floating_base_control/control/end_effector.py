@@ -6,7 +6,7 @@ twist follows from eq. 9 (``V1 = mu - A_l qdot``)::
     V_e = Ad_1e^-1 V1 + J_e(q) qdot = Ad_1e^-1 mu + J*(q) qdot,    J* = J_e - Ad_1e^-1 A_l
 
 ``J*`` is the generalized Jacobian of the free-floating robot (Umetani and Yoshida 1989)
-in the locked-velocity form of seed 002, and ``Ad_1e^-1 mu`` the drift the system's
+in the locked-velocity form of [Mishra2023], and ``Ad_1e^-1 mu`` the drift the system's
 momentum causes: the damping acts on the whole twist, drift included.  The pose
 error and the impedance are expressed in the world-aligned frame at {e} (axes of
 the inertial frame, origin at {e}), where stiffness and damping are given per axis::

@@ -1,4 +1,4 @@
-"""The task controller ``tau_c`` of the shape controller (seed 002, eq. 52), made safe for a real arm.
+"""The task controller ``tau_c`` of the shape controller ([Mishra2023] eq. 52), made safe for a real arm.
 
 Eq. 52 is a PD law about a fixed set-point.  On a real arm three things are
 added, none of which changes the equilibrium or Lemma 11's argument once the

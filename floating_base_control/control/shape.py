@@ -1,4 +1,4 @@
-"""Shape (joint) control of a free-floating robot with non-zero momentum: seed 002, Sec. V-A3.
+"""Shape (joint) control of a free-floating robot with non-zero momentum: [Mishra2023] Sec. V-A3.
 
 ``tau = tau_c + tau_hat_i`` (eq. 45): a task controller ``tau_c`` plus a
 feed-forward torque that cancels the momentum-dependent CC forces of the shape
@@ -49,7 +49,7 @@ class ShapeGains:
 
 
 def task_torque(q, qdot, q_d, gains, out=None, scratch=None):
-    """``tau_c = -dPhi(q - q_d) - D_q qdot`` with ``Phi = 1/2 dq^T K dq`` (seed 002, eq. 52); ``out`` and
+    """``tau_c = -dPhi(q - q_d) - D_q qdot`` with ``Phi = 1/2 dq^T K dq`` ([Mishra2023] eq. 52); ``out`` and
     ``scratch``: buffers of a control loop (``scratch`` may be ``qdot``)."""
     damping = np.multiply(gains.damping, qdot, out=scratch)
     out = np.subtract(q_d, q, out=out)              # -(q - q_d), exactly
@@ -58,13 +58,13 @@ def task_torque(q, qdot, q_d, gains, out=None, scratch=None):
 
 
 def tau_hat_2(terms):
-    """Compensation of the (mu, mu) CC torques (seed 002, eq. 45, ``i = 2``), from
+    """Compensation of the (mu, mu) CC torques ([Mishra2023] eq. 45, ``i = 2``), from
     :class:`~floating_base_control.dynamics.rel_fast.RELTerms` at ``(q, qdot, mu_hat_o)``."""
     return terms.shape_mu_mu
 
 
 def tau_hat_1(terms):
-    """Compensation of the (mu, mu) and (mu, qdot) CC torques (seed 002, eq. 45, ``i = 1``)."""
+    """Compensation of the (mu, mu) and (mu, qdot) CC torques ([Mishra2023] eq. 45, ``i = 1``)."""
     return terms.shape_mu_mu + terms.shape_mu_qdot
 
 

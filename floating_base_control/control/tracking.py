@@ -1,4 +1,4 @@
-"""Joint trajectory tracking on the reduced shape dynamics of a free-floating robot (seed 002, eq. 18).
+"""Joint trajectory tracking on the reduced shape dynamics of a free-floating robot ([Mishra2023] eq. 18).
 
 With the momentum compensation of eq. 45 (``tau = tau_c + tau_hat_i``) and ``F1 = 0``
 the shape row of eq. 18 reads ``Lambda_q qddot + Gamma_q(qdot) qdot + B~(mu) qdot = tau_c``

@@ -1,17 +1,17 @@
-"""Centroidal quantities of seed 004 (Saccon et al.) in the notation of seed 002.
+"""Centroidal quantities of Saccon et al. [Saccon2017] in the notation of [Mishra2023].
 
-Seed 004 writes the robotics "centroidal" quantities in the frame
+[Saccon2017] writes the robotics "centroidal" quantities in the frame
 ``G = (p_com, [A])``: origin at the total CoM, axes of the inertial frame.  In
-seed 002's notation, with ``g_1G = g1^-1 g_OG`` the pose of G seen from the base
+[Mishra2023]'s notation, with ``g_1G = g1^-1 g_OG`` the pose of G seen from the base
 {1} (rotation ``R1^T``, origin the CoM ``c(q)`` in base coordinates):
 
-* centroidal momentum matrix ``A_G = Ad_(g_1G)^T [M_b  M_bq]`` (seed 004 eqs. 9, 11),
+* centroidal momentum matrix ``A_G = Ad_(g_1G)^T [M_b  M_bq]`` ([Saccon2017] eqs. 9, 11),
 * centroidal momentum ``h_G = A_G [V1; qdot]`` (eq. 11),
 * centroidal locked inertia ``I_G = Ad_(g_1G)^T M_b Ad_(g_1G) = diag(I_com, m 1)`` (eq. 14),
-* average velocity ``V_G = I_G^-1 h_G = Ad_(g_1G)^-1 mu`` (eqs. 14, 38): seed 002's
+* average velocity ``V_G = I_G^-1 h_G = Ad_(g_1G)^-1 mu`` (eqs. 14, 38): [Mishra2023]'s
   locked velocity ``mu`` (Def. 3) seen from G, ``[omega_ave; pdot_com]``.
 
-Everything is ordered ``[angular; linear]`` (seed 004 orders ``[linear; angular]``;
+Everything is ordered ``[angular; linear]`` ([Saccon2017] orders ``[linear; angular]``;
 Pinocchio's ``ccrba`` too).  All functions take a
 :class:`~floating_base_control.kinematics.ShapeKinematics` ``kin``.
 """
@@ -27,7 +27,7 @@ def center_of_mass(kin):
 
 def com_from_locked_inertia(M_b):
     """CoM in base coordinates, read off the locked inertia ``M_b = [[I_O, m c_x], [-m c_x, m 1]]``
-    (seed 002, eq. 7; base twists ``[omega; v]``)."""
+    ([Mishra2023] eq. 7; base twists ``[omega; v]``)."""
     return np.array([M_b[2, 4], M_b[0, 5], M_b[1, 3]]) / M_b[3, 3]
 
 
@@ -46,7 +46,7 @@ def centroidal_pose(kin, g1):
 
 
 def centroidal_momentum_matrix(kin, g1):
-    """``A_G = Ad_(g_1G)^T [M_b  M_bq]`` (6 x (6+n)): ``h_G = A_G [V1; qdot]`` (seed 004, eq. 11)."""
+    """``A_G = Ad_(g_1G)^T [M_b  M_bq]`` (6 x (6+n)): ``h_G = A_G [V1; qdot]`` ([Saccon2017] eq. 11)."""
     return Ad(centroidal_pose(kin, g1)).T @ np.hstack([kin.M_b, kin.M_bq])
 
 
@@ -62,5 +62,5 @@ def centroidal_momentum(kin, g1, V1, qdot):
 
 
 def average_velocity(kin, g1, mu):
-    """``V_G = [omega_ave; pdot_com] = Ad_(g_1G)^-1 mu`` (seed 004, eqs. 14 and 38)."""
+    """``V_G = [omega_ave; pdot_com] = Ad_(g_1G)^-1 mu`` ([Saccon2017] eqs. 14 and 38)."""
     return Ad_inv(centroidal_pose(kin, g1)) @ mu

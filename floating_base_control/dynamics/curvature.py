@@ -1,4 +1,4 @@
-"""Local curvature of the mechanical connection: seed 002, Def. 5 and Theorem 2.
+"""Local curvature of the mechanical connection: [Mishra2023] Def. 5 and Theorem 2.
 
 Sign convention (eq. 11): for a small counter-clockwise loop of area ``a`` in
 the plane spanned by shape directions ``(x, y)``, with ``mu = 0``, the base
@@ -40,7 +40,7 @@ def curvature_pairs(kin, X=None, Y=None):
 
 
 def curvature(kin, x, y):
-    """Local curvature ``DA_l(q, x) y`` (seed 002, Theorem 2, eq. 35): a twist ``[omega; v]``."""
+    """Local curvature ``DA_l(q, x) y`` ([Mishra2023] Theorem 2, eq. 35): a twist ``[omega; v]``."""
     return curvature_pairs(kin, x[:, None], y[:, None])[:, 0, 0]
 
 
@@ -50,7 +50,7 @@ def curvature_tensor(kin):
 
 
 def curvature_tensor_fd(connection, q, h=1e-5):
-    """``F[:, i, j] = DA_l(q, e_i) e_j`` from the definition (seed 002, Def. 5) by central differences.
+    """``F[:, i, j] = DA_l(q, e_i) e_j`` from the definition ([Mishra2023] Def. 5) by central differences.
 
     ``DA_l(x) y = dA_l(x) y - ad_(A_l x) A_l y`` with the exterior derivative
     ``dA_l(x) y = (d_x A_l) y - (d_y A_l) x``.  ``connection(q)`` returns

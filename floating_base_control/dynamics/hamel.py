@@ -1,4 +1,4 @@
-"""Hamel's equations of the floating-base robot: seed 002, Lemma 1 (eqs. 4-7).
+"""Hamel's equations of the floating-base robot: [Mishra2023] Lemma 1 (eqs. 4-7).
 
 ``M(q) [V1_dot; qddot] + C(q, V) [V1; qdot] = [F1; tau]`` with
 ``M = sum_k T_k^T M_k T_k`` and ``C = sum_k T_k^T (-ad_(V_k)^T M_k T_k + M_k T_k_dot)``,
@@ -13,7 +13,7 @@ from floating_base_control.lie import ad_batch
 
 
 def hamel_matrices(kin, V1):
-    """``(M, C)`` of Lemma 1 (seed 002, eqs. 5-6) at base twist ``V1`` and ``kin.qdot``.
+    """``(M, C)`` of Lemma 1 ([Mishra2023] eqs. 5-6) at base twist ``V1`` and ``kin.qdot``.
 
     Both are (6+n) x (6+n), ordered ``[V1 = (omega, v); qdot]``.  This ``C`` is
     the paper's Lemma 1 factorization: ``C V`` equals the Coriolis/centrifugal

@@ -1,9 +1,9 @@
 """Plastic impact of a floating-base robot on a sticking point contact.
 
 A touchdown on a stiff floor that holds the foot in every direction (the viscoelastic
-floor of seed 003, eqs. 4.13-4.14, resolves it in about 0.05 ms) is, seen from the rest of
+floor of [Feurstein2021] eqs. 4.13-4.14, resolves it in about 0.05 ms) is, seen from the rest of
 the motion, an impulse ``J^T P`` at the contact point that stops it dead.  With the
-generalized inertia ``M`` of seed 002 (eq. 5) and the point's Jacobian ``J``:
+generalized inertia ``M`` of [Mishra2023] eq. 5 and the point's Jacobian ``J``:
 
     M (v+ - v-) = J^T P,   J v+ = 0   =>   v+ = v- - M^-1 J^T (J M^-1 J^T)^-1 J v-
 
@@ -18,7 +18,7 @@ from floating_base_control.lie import skew
 
 
 def generalized_inertia(kin):
-    """``M = [[M_b, M_bq], [M_bq^T, M_q]]`` of seed 002, eq. 5, ordered ``[V1 = (omega, v); qdot]``."""
+    """``M = [[M_b, M_bq], [M_bq^T, M_q]]`` of [Mishra2023] eq. 5, ordered ``[V1 = (omega, v); qdot]``."""
     return np.block([[kin.M_b, kin.M_bq], [kin.M_bq.T, kin.M_q]])
 
 

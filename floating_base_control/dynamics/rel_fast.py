@@ -1,6 +1,6 @@
 """The terms of the REL equations at one state, from Pinocchio's recursive algorithms.
 
-Seed 002, eq. 18, with the Coriolis/centrifugal (CC) forces moved to the left
+[Mishra2023] eq. 18, with the Coriolis/centrifugal (CC) forces moved to the left
 and split by velocity dependency::
 
     M_b mu_dot    + base_mu_mu  + base_mu_qdot                    = F1
@@ -36,7 +36,7 @@ from floating_base_control.validation import FloatingBaseError
 
 
 class RELTerms(NamedTuple):
-    """Inertias and CC forces of the REL equations (seed 002, eq. 18) at ``(q, qdot, mu)``.
+    """Inertias and CC forces of the REL equations ([Mishra2023] eq. 18) at ``(q, qdot, mu)``.
 
     Forces are ``[moment; force]`` for the base rows and joint forces for the shape rows.
     """
@@ -63,7 +63,7 @@ class RELTerms(NamedTuple):
 def locked_inertia_factor(model, ws, q):
     """CRBA at shape ``q`` (``ws.M``, with views ``ws.M_b``, ``ws.M_bq``); the Cholesky factor of
     ``M_b`` in ``ws.M_b_chol`` and the local mechanical connection ``A_l = M_b^-1 M_bq`` in ``ws.A``
-    (seed 002, eq. 7 and Def. 3), all in Pinocchio's order: the tick's one factorization of ``M_b``.
+    ([Mishra2023] eq. 7 and Def. 3), all in Pinocchio's order: the tick's one factorization of ``M_b``.
     (Inverting CRBA's composite inertia of the base in closed form costs more, measured: the
     Python objects it goes through outweigh the LAPACK wrapper.)"""
     ws.q_pin[7:] = q
@@ -77,7 +77,7 @@ def locked_inertia_factor(model, ws, q):
 
 @kernel(R2, W2, W2)
 def _copy_locked_blocks(M, M_b, M_bq):
-    """``M``'s blocks ``M_b`` and ``M_bq`` (seed 002, eq. 7; Pinocchio's order) into the factor's buffers."""
+    """``M``'s blocks ``M_b`` and ``M_bq`` ([Mishra2023] eq. 7; Pinocchio's order) into the factor's buffers."""
     for i in range(6):
         for j in range(6):
             M_b[i, j] = M[i, j]
@@ -204,7 +204,7 @@ def _paper_order_terms(M, A, A_qdot, mu, c_mu, c_sum, c_q):
 
 
 def forward_dynamics(terms, tau, F1):
-    """``(mu_dot, qddot)``: the REL equations (seed 002, eq. 18) solved at one state.
+    """``(mu_dot, qddot)``: the REL equations ([Mishra2023] eq. 18) solved at one state.
 
     ``tau`` joint forces and ``F1`` base body wrench ``[moment; force]``,
     including potential forces.

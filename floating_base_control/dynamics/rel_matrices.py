@@ -1,4 +1,4 @@
-"""Reduced Euler-Lagrange (REL) equations of seed 002 (Mishra et al.), Theorem 1.
+"""Reduced Euler-Lagrange (REL) equations of Mishra et al. [Mishra2023], Theorem 1.
 
 All functions take a :class:`~floating_base_control.kinematics.ShapeKinematics`
 (link inertias ``I_k`` and Jacobians ``Z_k`` in the base frame {1}) and return
@@ -18,7 +18,7 @@ from floating_base_control.lie import ad, ad_batch, ad_tilde, ad_tilde_batch
 
 
 def locked_velocity(kin, V1, qdot):
-    """Locked velocity ``mu = V1 + A_l(q) qdot`` (seed 002, Def. 3), a body twist of {1}."""
+    """Locked velocity ``mu = V1 + A_l(q) qdot`` ([Mishra2023] Def. 3), a body twist of {1}."""
     return V1 + kin.A_l @ qdot
 
 
@@ -28,7 +28,7 @@ def base_velocity(kin, mu, qdot):
 
 
 def momentum_map(kin, g1, V1, qdot):
-    """Spatial momentum ``J = Ad_g1^-T (M_b V1 + M_bq qdot)`` (seed 002, Def. 2).
+    """Spatial momentum ``J = Ad_g1^-T (M_b V1 + M_bq qdot)`` ([Mishra2023] Def. 2).
 
     Returned as ``[angular; linear]`` about the inertial origin in inertial axes.
     """
@@ -37,7 +37,7 @@ def momentum_map(kin, g1, V1, qdot):
 
 def spatial_momentum(g1, h):
     """``Ad_g1^-T h``: the body momentum ``h`` about {1} (base axes) as the spatial momentum
-    ``[angular; linear]`` about the inertial origin (seed 002, Def. 2).  With Def. 3,
+    ``[angular; linear]`` about the inertial origin ([Mishra2023] Def. 2).  With Def. 3,
     ``h = M_b mu``: the momentum of the locked velocity."""
     R, p = g1[:3, :3], g1[:3, 3]
     lin = R @ h[3:]
@@ -45,12 +45,12 @@ def spatial_momentum(g1, h):
 
 
 def reduced_shape_inertia(kin):
-    """``Lambda_q = sum_k J_k^T M_k J_k - A_l^T M_b A_l`` (seed 002, eq. 19a)."""
+    """``Lambda_q = sum_k J_k^T M_k J_k - A_l^T M_b A_l`` ([Mishra2023] eq. 19a)."""
     return kin.M_q - kin.M_bq.T @ kin.A_l
 
 
 def locked_inertia_velocity(kin, x):
-    """LIV matrix ``P(q, x)`` (seed 002, eqs. 15/19b); ``P(qdot) = dM_b/dt``.
+    """LIV matrix ``P(q, x)`` ([Mishra2023] eqs. 15/19b); ``P(qdot) = dM_b/dt``.
 
     ``P(x) = -sum_k (ad_(Z_k x)^T I_k + I_k ad_(Z_k x))``.
     """
@@ -59,7 +59,7 @@ def locked_inertia_velocity(kin, x):
 
 
 def locked_inertia_derivative(kin, mu):
-    """LID matrix ``S(q, mu)`` (6 x n, seed 002, eqs. 16/19c).
+    """LID matrix ``S(q, mu)`` (6 x n, [Mishra2023] eqs. 16/19c).
 
     ``S(x)^T y = d<x, y>_(M_b) / dq``; ``S(mu)^T = sum_k Z_k^T (ad_mu^T I_k + ad~_(I_k mu))``.
     """
@@ -68,7 +68,7 @@ def locked_inertia_derivative(kin, mu):
 
 
 def reduced_shape_coriolis(kin):
-    """Reduced shape CC matrix ``Gamma~'_q(qdot)`` (n x n, seed 002, eq. 19d) at ``kin.qdot``.
+    """Reduced shape CC matrix ``Gamma~'_q(qdot)`` (n x n, [Mishra2023] eq. 19d) at ``kin.qdot``.
 
     ``sum_k J~_k^T (-ad~_(M_k J~_k qdot) J~_k + M_k J~_k_dot)`` with the
     generalized Jacobian ``J~_k = J_k - Ad_1k^-1 A_l`` (eq. 14).  In {1},
@@ -85,7 +85,7 @@ def reduced_shape_coriolis(kin):
 
 
 def gyroscopic_matrix(kin, mu):
-    """``B~(q, mu)`` (n x n, skew-symmetric; seed 002, eqs. 19e-20).
+    """``B~(q, mu)`` (n x n, skew-symmetric; [Mishra2023] eqs. 19e-20).
 
     Eq. 19e reads ``-A_l^T ad~_(M_b mu) A_l + S^T A_l - A_l^T S - sum_k J_k^T M_k
     nabla_(Ad_1k^-1 mu) J_k`` with ``M_k nabla_X = ad_X^T M_k + ad~_(M_k X) - M_k ad_X``
@@ -101,7 +101,7 @@ def gyroscopic_matrix(kin, mu):
 
 
 def cc_matrices(kin, mu):
-    """The two CC matrices ``(D_qdot, D_mu)`` of Theorem 1 (seed 002, eq. 18).
+    """The two CC matrices ``(D_qdot, D_mu)`` of Theorem 1 ([Mishra2023] eq. 18).
 
     ``Lambda xi_dot + D_qdot xi = D_mu xi + F`` with ``xi = [mu; qdot]``;
     ``D_qdot`` depends on ``kin.qdot`` only and ``D_mu`` on ``mu`` only

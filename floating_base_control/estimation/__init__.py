@@ -1,1 +1,1 @@
-"""State estimation: the SE(3) / Euler-Poincare observer of seed 002 (Sec. V-A)."""
+"""State estimation: the SE(3) / Euler-Poincare observer of [Mishra2023] Sec. V-A."""

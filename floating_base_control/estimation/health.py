@@ -2,7 +2,7 @@
 
 A motion-capture or odometry stream can deliver a sample metres away (a swapped marker, a
 re-localisation), and a joint state can carry an absurd velocity for a while: neither may
-drag the observer of seed 002 somewhere it cannot come back from.  Three checks:
+drag the observer of [Mishra2023] somewhere it cannot come back from.  Three checks:
 
 * **Innovation gate.**  A pose sample, carried forward to now with the observer's own twists
   (its latency compensation), is compared with the observer's prediction ``g1_pred`` of the

@@ -1,4 +1,4 @@
-"""Base state observer of the orbital robot: seed 002, Sec. V-A1-2 (eqs. 37-42, 51).
+"""Base state observer of the orbital robot: [Mishra2023] Sec. V-A1-2 (eqs. 37-42, 51).
 
 Inputs: joint positions and velocities at the control rate, and base pose
 samples at a slow rate (with a time stamp; they may arrive late).  Outputs: the
@@ -120,7 +120,7 @@ class ObserverGains:
 
 @kernel(R1, R2, R1, W1)
 def group_observer_twist(mu_hat, eta, w, out):
-    """``V_hat = mu_hat - Ad_eta (A_l qdot - K eps)`` (seed 002, eq. 37) into ``out``, Pinocchio's
+    """``V_hat = mu_hat - Ad_eta (A_l qdot - K eps)`` ([Mishra2023] eq. 37) into ``out``, Pinocchio's
     order; ``w = A_l qdot - K eps``."""
     se3_action(eta, w, out)
     for i in range(6):
@@ -130,7 +130,7 @@ def group_observer_twist(mu_hat, eta, w, out):
 
 @kernel(R1, R1, R2, R1, R1, W1)
 def momentum_observer_force(H_T_L_eps, base_mu_mu, M_b, w, mu_hat_o, out):
-    """Right-hand side of eq. 42 with ``F_o`` of eq. 51 (seed 002) into ``out``, Pinocchio's order.
+    """Right-hand side of eq. 42 with ``F_o`` of eq. 51 ([Mishra2023]) into ``out``, Pinocchio's order.
 
     ``F_o`` was designed to cancel the ``qdot`` terms of eq. 42: ``P(qdot) mu_hat_o`` and
     ``ad~_(M_b mu_hat_o) A_l qdot`` (what ``1/2 P(qdot) mu_hat_o + 1/2 S(mu_hat_o) qdot`` sums to,
@@ -383,7 +383,7 @@ class PredictionHistory:
 
 
 class MomentumObserver:
-    """SE(3) group observer (eq. 37) and Euler-Poincare observer (eq. 42) of seed 002.
+    """SE(3) group observer (eq. 37) and Euler-Poincare observer (eq. 42) of [Mishra2023].
 
     At every tick: :meth:`advance` to the current time (with the rates of the
     previous tick), :meth:`add_pose` for each new sample, read

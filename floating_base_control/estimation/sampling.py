@@ -1,4 +1,4 @@
-"""Discrete-time stability of the observer (seed 002, eqs. 37, 42, 51) with slow pose samples.
+"""Discrete-time stability of the observer ([Mishra2023] eqs. 37, 42, 51) with slow pose samples.
 
 The continuous analysis (Lemma 11) assumes a pose at every instant.  The
 observer of ``observer.py`` integrates with a Lie-Euler step at the control

@@ -1,4 +1,4 @@
-"""``hopper_controller``: the hopping controller of seed 003 (Feurstein 2021, 4.1.5) as a ROS 2 node.
+"""``hopper_controller``: the hopping controller of [Feurstein2021] 4.1.5 as a ROS 2 node.
 
 Subscribes  joint states (sensor_msgs/JointState, by name), base odometry
             (nav_msgs/Odometry: pose and body twist) and the foot force

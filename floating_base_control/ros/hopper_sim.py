@@ -1,4 +1,4 @@
-"""``hopper_sim``: a seed 003 hopper simulated by MuJoCo (viscoelastic floor) behind hardware topics.
+"""``hopper_sim``: a [Feurstein2021] hopper simulated by MuJoCo (viscoelastic floor) behind hardware topics.
 
 Publishes   joint states (sensor_msgs/JointState), base odometry (nav_msgs/Odometry:
             pose and body twist, as an IMU-plus-kinematics estimator would give them)

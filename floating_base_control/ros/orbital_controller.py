@@ -1,4 +1,4 @@
-"""``floating_base_controller``: the observer and the shape controller of seed 002 as a ROS 2 node.
+"""``floating_base_controller``: the observer and the shape controller of [Mishra2023] as a ROS 2 node.
 
 Subscribes  joint states (sensor_msgs/JointState, matched by name) and the base
             pose (geometry_msgs/PoseStamped, or nav_msgs/Odometry).

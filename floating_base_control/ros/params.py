@@ -123,7 +123,7 @@ def controller_params(joint_names, position_limits, effort_limits):
                   read_only=True),
         ParamSpec("hold_on_activate", True, "at activation, set every setpoint to the measured joint "
                   "position (no jump); false: use the setpoint parameters", read_only=True),
-        ParamSpec("compensation", "tau2", "momentum compensation, seed 002 eq. 45: tau1 (mu and "
+        ParamSpec("compensation", "tau2", "momentum compensation, [Mishra2023] eq. 45: tau1 (mu and "
                   "qdot), tau2 (mu only) or none (PD only)", choices=tuple(c for c in COMPENSATIONS
                                                                            if c != "truth")),
         ParamSpec("observer.k", g.k, "observer injection gain K = k I, eq. 37 (1/s)", (0.01, 200.0)),
@@ -242,7 +242,7 @@ def sim_params():
 def _hopper_structural():
     ro = dict(read_only=True)
     return [
-        ParamSpec("robot", "revolute", "which hopper of seed 003: urdf/hopper_<robot>.urdf",
+        ParamSpec("robot", "revolute", "which hopper of [Feurstein2021]: urdf/hopper_<robot>.urdf",
                   choices=("prismatic", "revolute"), **ro),
         ParamSpec("urdf", "", "URDF of the hopper; empty: the package's URDF of 'robot'", **ro),
         ParamSpec("gravity", 9.81, "g (m/s^2; a hopper needs some): the thesis' revolute tables imply 9.81, "
@@ -284,7 +284,7 @@ def hopper_controller_params():
     return _hopper_structural() + [
         ParamSpec("foot_frame", "foot", "the point foot's frame in the URDF", **ro),
         ParamSpec("variant", "II", "polar controller: I radial only, II polar on alpha_i,cf, III polar on the "
-                  "locked-velocity CoM frame (seed 003, 4.1.5)", choices=VARIANTS, **ro),
+                  "locked-velocity CoM frame ([Feurstein2021] 4.1.5)", choices=VARIANTS, **ro),
         ParamSpec("control_rate_hz", 1000.0, "control ticks per second", (10.0, 20000.0), **ro),
         ParamSpec("diagnostics_rate_hz", 2.0, "rate of /diagnostics", (0.1, 50.0), **ro),
         ParamSpec("autostart", True, "configure and activate at start", **ro),
@@ -315,7 +315,7 @@ def hopper_sim_params():
         ParamSpec("physics_rate_hz", 10000.0, "MuJoCo steps per second (implicitfast)", (100.0, 50000.0), **ro),
         ParamSpec("publish_rate_hz", 1000.0, "joint states, odometry and foot force per second",
                   (10.0, 10000.0), **ro),
-        ParamSpec("floor", "viscoelastic", "viscoelastic (seed 003, eqs. 4.13-4.14) or MuJoCo's contact",
+        ParamSpec("floor", "viscoelastic", "viscoelastic ([Feurstein2021] eqs. 4.13-4.14) or MuJoCo's contact",
                   choices=("viscoelastic", "mujoco"), **ro),
         ParamSpec("floor_K", 10000.0, "floor stiffness (N/m)", (1.0, 1e7), **ro),
         ParamSpec("floor_D", 1000.0, "floor damping (N s/m)", (0.0, 1e6), **ro),

@@ -1,4 +1,4 @@
-"""MuJoCo plant of the seed 003 hoppers (Feurstein 2021, ch. 4).
+"""MuJoCo plant of the [Feurstein2021] hoppers (Feurstein 2021, ch. 4).
 
 Built from the same URDF as the controller's Pinocchio model (``sim/plant.py``), plus:
 

@@ -1,4 +1,4 @@
-"""Seed 004 (Saccon et al.): the three-body example, Prop. 4.1, the staircase frame of
+"""Saccon et al. [Saccon2017]: the three-body example, Prop. 4.1, the staircase frame of
 eqs. 26-28 and holonomy (analysis/integrability.py)."""
 from pathlib import Path
 
@@ -21,7 +21,7 @@ def three_body(request):
 
 
 def printed_B12(s1, s2):
-    """Seed 004, Sec. V, d = 1: calB_12 exactly as printed, ordered [v; omega]."""
+    """[Saccon2017] Sec. V, d = 1: calB_12 exactly as printed, ordered [v; omega]."""
     S1, S2, C1, C2 = np.sin(s1), np.sin(s2), np.cos(s1), np.cos(s2)
     den = (2 * np.cos(s1 - s2) + 6 * S1 - 6 * S2 - 28) ** 2
     return np.array([2 * (C1 + C2) * (4 * C1 + 4 * C2 - 3 * C1 * S2 + 3 * C2 * S1),
@@ -32,7 +32,7 @@ def printed_B12(s1, s2):
 
 
 def paper_loop(samples=400):
-    """Seed 004, Sec. V: s1 = 3 pi/2 (cos(2 pi t/T) - 1), s2 = pi/2 sin(2 pi t/T)."""
+    """[Saccon2017] Sec. V: s1 = 3 pi/2 (cos(2 pi t/T) - 1), s2 = pi/2 sin(2 pi t/T)."""
     t = np.linspace(0.0, 1.0, samples + 1)
     return np.column_stack([1.5 * np.pi * (np.cos(2 * np.pi * t) - 1),
                             0.5 * np.pi * np.sin(2 * np.pi * t)])
@@ -85,7 +85,7 @@ def test_staircase_frame_is_path_independent_iff_flat(three_body, rng):
 
 
 def test_holonomy_of_the_paper_loop(three_body):
-    """Fig. 2 of seed 004: after the loop C has turned w.r.t. the base for d = 1, not for
+    """Fig. 2 of [Saccon2017]: after the loop C has turned w.r.t. the base for d = 1, not for
     d = 0; in both cases it is a rotation about the CoM (the CoM returns)."""
     d, model = three_body
     H = itg.holonomy(model, paper_loop())

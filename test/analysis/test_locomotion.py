@@ -1,5 +1,5 @@
 """Gait geometry (analysis/locomotion.py): eq. 9 reconstruction, virtual chassis, Algorithm 1,
-the Stokes estimate of eq. 11, and seed 002 Sec. V-B on the LWR 4+."""
+the Stokes estimate of eq. 11, and [Mishra2023] Sec. V-B on the LWR 4+."""
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
@@ -133,7 +133,7 @@ def test_translational_curvature_vanishes_in_the_virtual_chassis(model, rng):
 
 
 def test_sec_vb_exact_displacement_and_stokes_estimate(lwr):
-    """Seed 002, Sec. V-B2 on the LWR 4+ of urdf/lwr4_free_floating.urdf."""
+    """[Mishra2023] Sec. V-B2 on the LWR 4+ of urdf/lwr4_free_floating.urdf."""
     gait = loc.sec_vb_gait(samples=64)
     assert_close(gait.signed_area, -np.pi / 4, 2e-3, "clockwise circle of radius 1/2")
     dg = loc.net_displacement(lwr, gait.qs)

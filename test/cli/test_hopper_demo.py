@@ -9,7 +9,7 @@ from floating_base_control.cli import main
 KEYS = ("hops", "fell", "mean_forward_speed", "energy_in_external_J", "energy_in_joint_J",
         "energy_out_touchdown_J", "energy_out_damping_J", "energy_out_floor_J",
         "energy_balance_residual_J", "max_flight_rotation_deg",
-        # the thesis' figures, like for like (seed 003, Sect. 4.3.2)
+        # the thesis' figures, like for like ([Feurstein2021] Sect. 4.3.2)
         "joint_work_full_J", "external_work_J", "radial_damping_J", "liftoff_spring_energy_J",
         "touchdown_angle_deg", "contact_rule", "timestep_s")
 

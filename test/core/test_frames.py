@@ -1,4 +1,4 @@
-"""Change of frame (seed 002, Props. 4-6), momentum conservation and the centroidal view."""
+"""Change of frame ([Mishra2023], Props. 4-6), momentum conservation and the centroidal view."""
 import numpy as np
 import pinocchio as pin
 import pytest

@@ -1,4 +1,4 @@
-"""SE(3) tools (seed 002, Appendix A) against their definitions."""
+"""SE(3) tools ([Mishra2023] Appendix A) against their definitions."""
 import numpy as np
 import pytest
 from scipy.linalg import expm

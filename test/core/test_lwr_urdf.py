@@ -1,4 +1,4 @@
-"""The free-floating LWR 4+ of seed 002 Sec. V-B (urdf/lwr4_free_floating.urdf): traceable to
+"""The free-floating LWR 4+ of [Mishra2023] Sec. V-B (urdf/lwr4_free_floating.urdf): traceable to
 the published parameters, physically consistent, and the projection is minimal."""
 from pathlib import Path
 

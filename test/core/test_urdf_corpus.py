@@ -33,7 +33,7 @@ REFUSED = {
         "(and the shape) is undefined"),
     "hector_description/robots/quadrotor_base.urdf": (
         "no movable joints",
-        "one rigid body: there is no shape q, nothing for seed 002's shape dynamics to act on"),
+        "one rigid body: there is no shape q, nothing for [Mishra2023]'s shape dynamics to act on"),
     "iris_description/robots/iris_simple.urdf": (
         "no movable joints", "one rigid body, as the quadrotor above"),
     "romeo_description/urdf/romeo_laas_small.urdf": (

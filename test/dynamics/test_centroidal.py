@@ -1,5 +1,5 @@
-"""Seed 004's centroidal quantities (dynamics/centroidal.py) against Pinocchio's ccrba and
-seed 004's own identities (digest 004, Sec. 5, items 2-5)."""
+"""[Saccon2017]'s centroidal quantities (dynamics/centroidal.py) against Pinocchio's ccrba and
+[Saccon2017]'s own identities (digest 004, Sec. 5, items 2-5)."""
 import numpy as np
 import pinocchio as pin
 
@@ -34,7 +34,7 @@ def test_centroidal_quantities_equal_pinocchio_ccrba(model, rng):
 
 
 def test_centroidal_inertia_is_block_diagonal_and_average_velocity_is_locked_velocity(model, rng):
-    """Seed 004 eq. 14 and App. B: I_G = diag(I_com (inertial axes), m 1); V_G = I_G^-1 h_G
+    """[Saccon2017] eq. 14 and App. B: I_G = diag(I_com (inertial axes), m 1); V_G = I_G^-1 h_G
     has the CoM velocity as linear part and R1 omega_loc as angular part (eq. 38)."""
     q, qdot, V1, _ = random_state(model, rng)
     g1 = random_pose(rng)

@@ -1,8 +1,8 @@
-"""Theorem 1 (seed 002) against the two other formulations of the same reduced equations:
+"""Theorem 1 ([Mishra2023]) against the two other formulations of the same reduced equations:
 
-* Mueller (seed 000), eqs. 5.12-5.13: Lagrange-Poincare / Hamel equations in the locked
+* Mueller ([Muller2023]), eqs. 5.12-5.13: Lagrange-Poincare / Hamel equations in the locked
   velocity, with the curvature of eq. 5.8 (left trivialization: B = -DA_l);
-* Feurstein (seed 003), the decoupling transform (3.80) applied to the Hamel equations
+* Feurstein ([Feurstein2021]), the decoupling transform (3.80) applied to the Hamel equations
   (3.38)-(3.39), and the external/internal split (3.96).
 
 Everything on the other side is built here from Pinocchio's CRBA and nonLinearEffects
@@ -120,13 +120,13 @@ def test_theorem_1_satisfies_mueller_5_12_and_5_13(model, rng):
 
 
 def test_mueller_curvature_is_minus_theorem_2(model, rng):
-    """B (Mueller 5.8, left trivialization) = -DA_l (seed 002, Def. 5 / Theorem 2)."""
+    """B (Mueller 5.8, left trivialization) = -DA_l ([Mishra2023] Def. 5 / Theorem 2)."""
     q = random_state(model, rng)[0]
     assert_close(mueller_curvature(model, q), -model.curvature_tensor(q), 1e-7, "B = -DA_l")
 
 
 def feurstein_hamel_C(model, q, V1, qdot):
-    """The Hamel Coriolis matrix (3.39) of seed 003, from the mass-matrix blocks (ordering
+    """The Hamel Coriolis matrix (3.39) of [Feurstein2021], from the mass-matrix blocks (ordering
     [omega; v; qdot], a_b = ad_(V1))."""
     M = lambda x: mass_matrix(model, x)                      # noqa: E731
     Mdot = along(M, q, qdot)
@@ -196,7 +196,7 @@ def test_feurstein_3_80_decouples_and_equals_theorem_1(model, rng):
 
 def test_feurstein_3_96_internal_velocity_is_the_generalized_jacobian(model, rng):
     """J_int_j = J_jq - A_jb M_bb^-1 M_bq (3.96) from Pinocchio's LOCAL joint Jacobians equals
-    seed 002's generalized Jacobian J~_k = Ad_1k^-1 (Z_k - A_l) (eq. 14)."""
+    [Mishra2023]'s generalized Jacobian J~_k = Ad_1k^-1 (Z_k - A_l) (eq. 14)."""
     q = random_state(model, rng)[0]
     pm = model.pin_model
     pd = pm.createData()
@@ -213,7 +213,7 @@ def test_feurstein_3_96_internal_velocity_is_the_generalized_jacobian(model, rng
 
 
 def test_feurstein_3_96_external_velocity_is_the_average_velocity_and_conserved(model, rng):
-    """With T_x = A_cb (c: CoM, inertial axes) v_x is seed 004's average velocity, M_x the
+    """With T_x = A_cb (c: CoM, inertial axes) v_x is [Saccon2017]'s average velocity, M_x the
     centroidal inertia, and M_x v_x = h_G is conserved by Theorem 1's dynamics (F1 = 0)."""
     q, qdot, mu, tau, _ = _state(model, rng)
     g1 = random_pose(rng)
@@ -235,7 +235,7 @@ def test_feurstein_3_96_external_velocity_is_the_average_velocity_and_conserved(
 
 def test_mueller_geometric_phase_sign(orbital, rng):
     """Digest 000 erratum (4.8): for a small counter-clockwise loop the base moves by
-    +a B_IJ with Mueller's B (= -a DA_l(e_I) e_J, seed 002 eq. 11), not -a B_IJ."""
+    +a B_IJ with Mueller's B (= -a DA_l(e_I) e_J, [Mishra2023] eq. 11), not -a B_IJ."""
     q0 = random_state(orbital, rng)[0]
     I, J = 1, 3
     Psi = np.eye(orbital.n)[:, [I, J]]

@@ -16,7 +16,7 @@ def test_M_and_C_against_pinocchio(model, rng):
 
 
 def test_lemma_1_C_is_not_the_skew_symmetric_factorization(orbital, rng):
-    # seed 002 after eq. 7: Lemma 1 does not satisfy x^T (M_dot - 2C) x = 0; Pinocchio's C does.
+    # [Mishra2023] after eq. 7: Lemma 1 does not satisfy x^T (M_dot - 2C) x = 0; Pinocchio's C does.
     q, qdot, V1, _ = random_state(orbital, rng)
     ref = PinRef(orbital, q, V1, qdot)
     M_dot = ref.M_dot(qdot)

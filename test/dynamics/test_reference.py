@@ -1,4 +1,4 @@
-"""The vectorized base-frame sums against seed 002's link-frame sums written out verbatim."""
+"""The vectorized base-frame sums against [Mishra2023]'s link-frame sums written out verbatim."""
 import numpy as np
 
 from helpers import reference_rel as ref

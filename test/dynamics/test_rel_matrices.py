@@ -1,4 +1,4 @@
-"""Theorem 1 (the REL equations of seed 002) and its properties, against Pinocchio and definitions."""
+"""Theorem 1 (the REL equations of [Mishra2023]) and its properties, against Pinocchio and definitions."""
 import numpy as np
 import pytest
 

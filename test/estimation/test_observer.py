@@ -1,4 +1,4 @@
-"""The observer of seed 002 (eqs. 37-42, 51) and the closed loop of Lemma 11, against MuJoCo."""
+"""The observer of [Mishra2023] eqs. 37-42, 51 and the closed loop of Lemma 11, against MuJoCo."""
 import numpy as np
 import pytest
 
@@ -65,7 +65,7 @@ def test_lemma_11_lyapunov_function_decreases_and_errors_converge(orbital, compe
 
 
 def test_without_compensation_the_momentum_disturbs_the_joints(orbital):
-    """With PD only the momentum terms act as a disturbance (seed 002, Sec. V-A): the joint
+    """With PD only the momentum terms act as a disturbance ([Mishra2023] Sec. V-A): the joint
     error stalls where the compensated loop keeps converging."""
     none = closed_loop(orbital, "none", 8.0, perturb=False)[-1, 4]
     tau2 = closed_loop(orbital, "tau2", 8.0, perturb=False)[-1, 4]

@@ -1,5 +1,5 @@
 """The hopping experiments' verdicts are step-converged, and the default contact rule gives the
-thesis' Exp VI figures (seed 003, Sect. 4.3.2).
+thesis' Exp VI figures ([Feurstein2021] Sect. 4.3.2).
 
 Every experiment of the thesis (prismatic I-III, revolute I-VI) runs at its default step
 (``Experiment.timestep``: 0.1 ms, 0.05 ms for revolute Exp III) and at one 4x smaller, over a
@@ -56,7 +56,7 @@ def test_verdicts_agree_at_a_4x_smaller_step(robot, name):
 
 
 def test_exp_vi_default_rule_gives_the_thesis_figures_per_hop():
-    """Seed 003, Exp VI under the default contact rule (the foot at or below the floor): the
+    """[Feurstein2021], Exp VI under the default contact rule (the foot at or below the floor): the
     radial spring holds about 80 mJ at lift-off (the thesis' figure; the foot_force rule gives
     48 mJ), the leg lands a few degrees ahead of the CoM (thesis about +2.4 deg at apex; the
     foot_force rule lands 9 deg behind), and the flight damper dissipates at the thesis' rate of

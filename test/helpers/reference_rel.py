@@ -1,4 +1,4 @@
-"""Seed 002's per-link sums, verbatim, in link frames: the reference the package is tested against.
+"""[Mishra2023]'s per-link sums, verbatim, in link frames: the reference the package is tested against.
 
 Written from the paper with explicit loops over links k and link-frame
 quantities straight from Pinocchio (``Ad_1k`` from the link placements, ``J_k``

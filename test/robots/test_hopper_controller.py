@@ -1,5 +1,5 @@
-"""The hopping controller of seed 003 (eqs. 4.16-4.26) against finite differences and the
-reduced equations of seed 002: rates, wrenches, power and the contact hysteresis."""
+"""The hopping controller of [Feurstein2021] eqs. 4.16-4.26 against finite differences and the
+reduced equations of [Mishra2023]: rates, wrenches, power and the contact hysteresis."""
 import math
 from dataclasses import replace
 

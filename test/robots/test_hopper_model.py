@@ -1,4 +1,4 @@
-"""The hopper URDFs against the numbers of seed 003 (Tables 4.4-4.5, 4.9-4.10, 4.13), and the
+"""The hopper URDFs against the numbers of [Feurstein2021] Tables 4.4-4.5, 4.9-4.10, 4.13, and the
 MuJoCo plant against the controller's Pinocchio model."""
 import math
 
@@ -34,7 +34,7 @@ def planar_blocks(model, q):
 
 def test_prismatic_inertia_is_the_thesis_one(prismatic):
     M_bb, M_bq, M_qq = planar_blocks(prismatic, 0.114)
-    # seed 003, Sect. 4.2 at q1 = 0.114 (digest check): 0.0057 = m_f q1, 6.498e-4 = m_f q1^2
+    # [Feurstein2021] Sect. 4.2 at q1 = 0.114 (digest check): 0.0057 = m_f q1, 6.498e-4 = m_f q1^2
     expected = np.array([[1.007, 0, 0], [0, 1.007, 0.0057], [0, 0.0057, 6.498e-4]])
     assert_close(M_bb, expected, 1e-9, "M_bb")
     assert_close(M_bq.ravel(), [0.05, 0, 0], 1e-12, "M_bq")
@@ -45,7 +45,7 @@ def test_prismatic_inertia_is_the_thesis_one(prismatic):
 
 
 def test_revolute_locked_frame_rate_is_the_thesis_one(revolute):
-    """``d theta_bc / dq1 = [M_bb^-1 M_bq]_omega`` (seed 003, eq. 3.70): the digest's values
+    """``d theta_bc / dq1 = [M_bb^-1 M_bq]_omega`` ([Feurstein2021] eq. 3.70): the digest's values
     (T4), and the thesis' closed form of ``theta_bc`` (Appendix A.2, lines 223-230)."""
     for q1, T_omega in ((0.3, 0.27013), (1.0, 0.22939), (1.7802, 0.10234), (2.5, -0.13351)):
         A = revolute.mechanical_connection([q1])

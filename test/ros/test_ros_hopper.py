@@ -1,4 +1,4 @@
-"""hopper_sim + hopper_controller as two processes with config/hopper.yaml (seed 003, Exp VI)."""
+"""hopper_sim + hopper_controller as two processes with config/hopper.yaml ([Feurstein2021], Exp VI)."""
 from dataclasses import fields
 from pathlib import Path
 

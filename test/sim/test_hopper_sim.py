@@ -1,5 +1,5 @@
 """The hoppers in MuJoCo: conservation in flight, energy bookkeeping, the plane, and the
-qualitative results of seed 003, Sects. 4.2.2 and 4.3.2 (short runs; the 20 s Exp VI is the demo)."""
+qualitative results of [Feurstein2021] Sects. 4.2.2 and 4.3.2 (short runs; the 20 s Exp VI is the demo)."""
 import math
 from dataclasses import replace
 
@@ -41,7 +41,7 @@ def test_energy_bookkeeping_closes(revolute_iv):
 
 
 def test_revolute_exp_iv_rotates_a_few_degrees_per_flight(revolute_iv):
-    """Seed 003, Exp IV: with radial damping in flight the leg "rotates only around 3 deg during
+    """[Feurstein2021], Exp IV: with radial damping in flight the leg "rotates only around 3 deg during
     flight" and almost hops in place.  Under the foot_force contact rule, not the first flight
     after the drop: the touchdown impact's -8.3e-3 N m s (test above) is undone in stance and at
     lift-off up to a residue that the floor's details decide, and it turns the leg by 19 deg
@@ -87,7 +87,7 @@ def test_first_touchdown_is_the_plastic_sticking_impact():
 
 
 def test_revolute_exp_i_rotates_about_30_degrees_and_falls():
-    """Seed 003, Exp I (radial spring only): the first lift-off leaves enough angular momentum
+    """[Feurstein2021], Exp I (radial spring only): the first lift-off leaves enough angular momentum
     to turn the CoM-foot line "by about 30 degrees" before the next touchdown; it falls."""
     exp = experiment("revolute", "I")
     summary = summarize(exp, *run(exp, 2.0))
@@ -96,7 +96,7 @@ def test_revolute_exp_i_rotates_about_30_degrees_and_falls():
 
 
 def test_prismatic_exp_i_tips_over_after_a_few_hops():
-    """Seed 003, prismatic Exp I: the upright under-actuated leg is an unstable equilibrium and
+    """[Feurstein2021], prismatic Exp I: the upright under-actuated leg is an unstable equilibrium and
     tips over "after 7 jumps" (from a 1e-7 rad tilt here); the same tilt under the polar spring
     (Exp II, III) stays upright (next tests)."""
     exp = experiment("prismatic", "I")
@@ -108,7 +108,7 @@ def test_prismatic_exp_i_tips_over_after_a_few_hops():
 
 
 def test_prismatic_exp_ii_comes_to_rest_after_about_a_dozen_hops():
-    """Seed 003, prismatic Exp II: upright, losing energy to the floor, "final rest position after
+    """[Feurstein2021], prismatic Exp II: upright, losing energy to the floor, "final rest position after
     12 jumps"."""
     exp = experiment("prismatic", "II")
     log, flows, meta = run(exp, 3.3, log_every=100)
@@ -123,7 +123,7 @@ def test_prismatic_exp_ii_comes_to_rest_after_about_a_dozen_hops():
 
 
 def test_prismatic_exp_iii_keeps_its_energy():
-    """Seed 003, prismatic Exp III: the energy pump (K_E = 20) restores ``E_des`` every hop: the
+    """[Feurstein2021], prismatic Exp III: the energy pump (K_E = 20) restores ``E_des`` every hop: the
     apex height stays constant (it decays hop by hop without the pump, Exp II)."""
     exp = experiment("prismatic", "III")
     log, flows, meta = run(exp, 1.8, log_every=20)

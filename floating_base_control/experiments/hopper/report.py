@@ -15,7 +15,7 @@ from floating_base_control import results
 
 MIN_FLIGHT = 0.03   #: s
 
-#: Seed 003, Sect. 4.3.2, Exp VI (20 s): cumulative energy flows (Fig. 4.14f), J.
+#: [Feurstein2021] Sect. 4.3.2, Exp VI (20 s): cumulative energy flows (Fig. 4.14f), J.
 THESIS_EXP_VI_FLOWS = {"energy_in_external_J": 7.15, "energy_in_joint_J": 4.65,
                        "energy_out_touchdown_J": 2.9, "energy_out_damping_J": 5.9,
                        "energy_out_floor_J": 3.0}
@@ -75,7 +75,7 @@ def summarize(exp, log, flows, meta):
 
 
 def thesis_energy_figures(flows, hops):
-    """The energy figures of seed 003, Sect. 4.3.2 (Exp VI), defined as the thesis does:
+    """The energy figures of [Feurstein2021] Sect. 4.3.2 (Exp VI), defined as the thesis does:
 
     * ``joint_work_full_J``: the work at "the power port of the joint torque", all of it,
       the radial damper's share included (``energy_in_joint_J`` is without that share);

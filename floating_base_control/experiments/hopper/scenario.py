@@ -1,4 +1,4 @@
-"""The hopping experiments of seed 003 (Feurstein 2021), Tables 4.7-4.8 and 4.12-4.13, run on
+"""The hopping experiments of Feurstein [Feurstein2021], Tables 4.7-4.8 and 4.12-4.13, run on
 the MuJoCo plant with the controller of ``robots/hopper/controller.py``, at the step ``TIMESTEP``.
 
 Choices where the thesis is ambiguous (docs/HOPPER.md has the evidence):

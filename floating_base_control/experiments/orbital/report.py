@@ -1,6 +1,6 @@
 """Plots of an orbital run (``summary.json`` and ``timeseries.csv`` are written by ``results.py``).
 
-The orbital plots follow seed 002, Fig. 6: (A) the Lyapunov candidate ``W``
+The orbital plots follow [Mishra2023] Fig. 6: (A) the Lyapunov candidate ``W``
 (eq. 53) and the shape kinetic energy ``W3``; (B) ``|tau_hat_1|`` against
 ``|tau_hat_2|``; plus the joint error, the observer errors and the momentum of
 the simulated robot (MuJoCo's, not the controller's model).

@@ -1,4 +1,4 @@
-"""The orbital robot scenario of seed 002, Sec. V-A5: closed loop against MuJoCo.
+"""The orbital robot scenario of [Mishra2023] Sec. V-A5: closed loop against MuJoCo.
 
 The controller (observer + shape controller) reads only the sensor models: the
 joint encoders and the slow, noisy, delayed base pose.  Ground truth (pose,

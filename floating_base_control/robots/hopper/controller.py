@@ -1,4 +1,4 @@
-"""Hopping control on the inertially decoupled dynamics: seed 003 (Feurstein 2021), Sect. 4.1.5.
+"""Hopping control on the inertially decoupled dynamics: Feurstein [Feurstein2021], Sect. 4.1.5.
 
 Virtual springs between the centre of mass (CoM) and the point foot:
 
@@ -49,7 +49,7 @@ CONTACT_RULES = ("foot_height", "foot_force")
 
 @dataclass
 class HopperGains:
-    """Gains, set-points and contact thresholds of the hopping controller (seed 003, Tables
+    """Gains, set-points and contact thresholds of the hopping controller ([Feurstein2021] Tables
     4.8 and 4.12); every field is a plain float, bool or str, so a node can expose it as a parameter.
 
     ``q_ref`` (variant III): the shape at which the locked-velocity CoM frame is aligned
@@ -198,17 +198,17 @@ def _project(columns, y):
     return [_dot(col, y) for col in columns]
 
 
-# -- geometry of the CoM-foot line (seed 003, eqs. 4.20-4.24) ---------------------------------
+# -- geometry of the CoM-foot line ([Feurstein2021] eqs. 4.20-4.24) ---------------------------------
 
 def com_from_crba(M):
     """CoM in the base frame from Pinocchio's CRBA ``M`` (rows) at the base identity (order
-    ``[v; omega]``): the locked inertia's coupling block is ``m [c]x^T`` (seed 002, eq. 7)."""
+    ``[v; omega]``): the locked inertia's coupling block is ``m [c]x^T`` ([Mishra2023] eq. 7)."""
     m = M[0][0]
     return M[5][1] / m, M[3][2] / m, M[4][0] / m
 
 
 def internal_foot_jacobian(J_f, A, p_f):
-    """``J^int = J_fq - A_fb M_bb^-1 M_bq`` (seed 003, eq. 3.96), base frame, as columns: the foot's
+    """``J^int = J_fq - A_fb M_bb^-1 M_bq`` ([Feurstein2021] eq. 3.96), base frame, as columns: the foot's
     velocity per joint rate with the base moving by ``-A`` (a base twist ``[omega; v]`` moves the
     foot by ``v + omega x p_f``).  ``J_f``: the foot's columns (base fixed); ``A``: the mechanical
     connection's columns in Pinocchio's order ``[A_v; A_omega]``."""
@@ -221,7 +221,7 @@ def internal_foot_jacobian(J_f, A, p_f):
 
 def radial_coordinates(d_b, v_int):
     """``(r_cf, e_cf, rdot_cf)``: CoM-foot distance, unit vector (base frame) and its rate
-    through the internal velocity ``v_int = J^int qdot``, ``rdot = J_r R_cf J_v^int v`` (seed 003,
+    through the internal velocity ``v_int = J^int qdot``, ``rdot = J_r R_cf J_v^int v`` ([Feurstein2021],
     eqs. 4.23-4.24)."""
     r = math.sqrt(_dot(d_b, d_b))
     e = (d_b[0] / r, d_b[1] / r, d_b[2] / r)
@@ -229,7 +229,7 @@ def radial_coordinates(d_b, v_int):
 
 
 def polar_angle(d):
-    """``alpha_i,cf`` of the world CoM-foot vector ``d`` and its gradient ``J_alpha`` (seed 003,
+    """``alpha_i,cf`` of the world CoM-foot vector ``d`` and its gradient ``J_alpha`` ([Feurstein2021],
     eqs. 4.22-4.23): the angle from the downward vertical, positive about ``PLANE_NORMAL``
     (foot ahead of the CoM).  ``FORWARD`` and ``UP`` are world x and z."""
     dx, dz = d[0], d[2]
@@ -243,7 +243,7 @@ def foot_height(R, p, p_f):
     return _dot(R[2], p_f) + p[2]
 
 
-# -- control laws (seed 003, eqs. 4.16-4.19) ------------------------------------------------------
+# -- control laws ([Feurstein2021] eqs. 4.16-4.19) ------------------------------------------------------
 
 def virtual_spring_energy(r, r_des, K_r, alpha, alpha_des, K_p):
     """Potential of the virtual radial and polar springs, ``K_r (r - r_des)^2 / 2 + K_p (alpha -
@@ -252,21 +252,21 @@ def virtual_spring_energy(r, r_des, K_r, alpha, alpha_des, K_p):
 
 
 def energy_pump(E, E_des, r_dot, K_E):
-    """``tau_E = -K_E (E - E_des) rdot_cf`` (seed 003, eq. 4.16)."""
+    """``tau_E = -K_E (E - E_des) rdot_cf`` ([Feurstein2021] eq. 4.16)."""
     return -K_E * (E - E_des) * r_dot
 
 
 def radial_force(r, r_dot, r_des, K_r, D_r, tau_E):
-    """``tau_r = -K_r (r_cf - r_des) - D_r rdot_cf + tau_E`` (seed 003, eqs. 4.16 and 4.18)."""
+    """``tau_r = -K_r (r_cf - r_des) - D_r rdot_cf + tau_E`` ([Feurstein2021] eqs. 4.16 and 4.18)."""
     return -K_r * (r - r_des) - D_r * r_dot + tau_E
 
 
 def polar_torque(alpha, alpha_dot, alpha_des, K_p, D_p):
-    """``tau_p = -K_p (alpha - alpha_des) - D_p alpha_dot`` (seed 003, eq. 4.17; zero in flight, 4.19)."""
+    """``tau_p = -K_p (alpha - alpha_des) - D_p alpha_dot`` ([Feurstein2021] eq. 4.17; zero in flight, 4.19)."""
     return -K_p * (alpha - alpha_des) - D_p * alpha_dot
 
 
-# -- wrench maps (seed 003, eqs. 4.25-4.26) -------------------------------------------------------
+# -- wrench maps ([Feurstein2021] eqs. 4.25-4.26) -------------------------------------------------------
 
 def radial_joint_torque(J_int, e, tau_r):
     """Radial term of eq. 4.25, ``J_v^int^T R_cf^T J_r^T tau_r``: joint torques only, because
@@ -291,7 +291,7 @@ def polar_wrench_locked(A, tau_p):
     (``A``'s columns in Pinocchio's order: ``A_omega`` is their last three entries).
 
     Returns ``(base moment, joint torques) = (n tau_p, A_omega^T n tau_p)``: in the reduced
-    equations (seed 002, eq. 18) its shape force ``tau - A^T F_b`` is zero, so it acts on the
+    equations ([Mishra2023] eq. 18) its shape force ``tau - A^T F_b`` is zero, so it acts on the
     locked (external) velocity only.
     """
     moment = (_NORMAL[0] * tau_p, _NORMAL[1] * tau_p, _NORMAL[2] * tau_p)
@@ -299,7 +299,7 @@ def polar_wrench_locked(A, tau_p):
 
 
 class LockedFrameAngle:
-    """``theta_bc(q)`` of the CoM frame aligned with the locked velocity (seed 003, eqs. 3.70-3.76).
+    """``theta_bc(q)`` of the CoM frame aligned with the locked velocity ([Feurstein2021] eqs. 3.70-3.76).
 
     Its rate is the locked angular velocity relative to the base, ``omega_bc = T_omega(q) qdot``
     with ``T_omega = n . A_omega``.  For one joint the integrability condition (3.73) holds
@@ -315,7 +315,7 @@ class LockedFrameAngle:
     def __init__(self, model, q_lo, q_hi, samples=2001, periodic=False):
         if model.n != 1:
             raise ModelError(f"controller III needs a path-independent theta_bc(q): implemented "
-                             f"for one joint (seed 003, eq. 3.73), the model has {model.n}")
+                             f"for one joint ([Feurstein2021] eq. 3.73), the model has {model.n}")
         ws = model.create_data()
         self.q = np.linspace(q_lo, q_hi, samples)
         self.h = self.q[1] - self.q[0]
@@ -364,7 +364,7 @@ class _Geometry:
 
 
 class HopperController:
-    """The hopping controller of seed 003, Sect. 4.1.5, one :meth:`step` per control tick.
+    """The hopping controller of [Feurstein2021] Sect. 4.1.5, one :meth:`step` per control tick.
 
     ``model`` is a :class:`~floating_base_control.model.FloatingBaseModel` with gravity (the
     energy ``E`` includes the gravity potential, with the floor at height 0); ``foot_frame``
@@ -526,7 +526,7 @@ class HopperController:
             q_ref = q[0] if math.isnan(self.gains.q_ref) else self.gains.q_ref
             self._alpha_c_offset = self._leg_angle_in_base(q_ref) - self._theta_bc(q_ref)
         alpha_c = _wrap(theta_b + self._theta_bc(q) + self._alpha_c_offset)
-        # the locked angular velocity omega + A_omega qdot (seed 002, Def. 3) about the normal
+        # the locked angular velocity omega + A_omega qdot ([Mishra2023] Def. 3) about the normal
         A_omega_qdot = _combine([a[3:] for a in A], qd)
         return alpha_c, _dot(_NORMAL, (V[0] + A_omega_qdot[0], V[1] + A_omega_qdot[1], V[2] + A_omega_qdot[2]))
 

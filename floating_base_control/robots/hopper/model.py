@@ -1,4 +1,4 @@
-"""The hoppers of seed 003 (Feurstein 2021, ch. 4): the controller's model and the thesis'
+"""The hoppers of [Feurstein2021] ch. 4: the controller's model and the thesis'
 planar coordinates.
 
 The URDFs (``urdf/hopper_<robot>.urdf``, paths from :func:`~floating_base_control.resources.hopper_urdf`)

@@ -1,4 +1,4 @@
-"""The orbital robot's controller, as in the block diagram of seed 002, Fig. 5.
+"""The orbital robot's controller, as in the block diagram of [Mishra2023] Fig. 5.
 
 One :meth:`OrbitalController.step` per control tick: advance the observer
 (eqs. 37-42), restart it if its state is implausible, fold in the new base pose
@@ -123,7 +123,7 @@ class Estimates(NamedTuple):
 
 
 class OrbitalController:
-    """Observer + momentum-compensating shape controller of seed 002, Lemma 11.
+    """Observer + momentum-compensating shape controller of [Mishra2023] Lemma 11.
 
     ``compensation`` is one of :data:`shape.COMPENSATIONS`; ``"truth"`` needs
     the true locked velocity at every step (a simulation-only baseline).  ``motion``
