@@ -26,6 +26,3 @@ def main(argv=None):
     except BrokenPipeError:          # `fbc ... | head`
         sys.stderr.close()
 
-
-if __name__ == "__main__":
-    main()
