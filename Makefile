@@ -19,7 +19,7 @@ export RCUTILS_COLORIZED_OUTPUT := 0
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: setup demo test bench sweep lock clean
+.PHONY: setup demo test test-core bench sweep lock clean
 
 setup: $(STAMP)
 
@@ -43,6 +43,10 @@ demo: $(STAMP)
 # FBC_REQUIRE_ROS: the ROS 2 tests fail instead of skipping if the ROS wheels are missing.
 test: $(STAMP)
 	FBC_REQUIRE_ROS=1 $(PY) -m pytest -q
+
+# The core's math alone (no ROS 2, no simulator, nothing slow): the quick check while changing an equation.
+test-core: $(STAMP)
+	$(PY) -m pytest -q -m "not ros and not sim and not slow"
 
 bench: $(STAMP)
 	cd bench && ../$(PY) run.py

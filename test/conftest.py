@@ -1,7 +1,9 @@
 """Fixtures: the orbital robot and random kinematic trees, with random states."""
+import inspect
 import os
 import sys
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,47 @@ def pytest_configure(config):
             from helpers.ros_harness import Client  # noqa: F401
         except ImportError as exc:
             raise pytest.UsageError(f"FBC_REQUIRE_ROS is set but ROS 2 cannot be imported: {exc}") from exc
+
+
+#: Folders whose tests need ROS 2, or the simulator, whatever they call.
+FOLDER_MARKS = {"ros": "ros", "sim": "sim", "experiments": "sim", "cli": "sim"}
+SIMULATOR = ("floating_base_control.sim", "floating_base_control.experiments", "mujoco")
+
+
+def _uses_simulator(item):
+    """Whether the test's code, the test module's functions it calls or its fixtures read a module of
+    the simulator."""
+    module = item.module.__dict__
+    fixtures = item._fixtureinfo.name2fixturedefs
+    todo = [item.function] + [d.func for name in item.fixturenames for d in fixtures.get(name, ())]
+    seen = set()
+    while todo:
+        code = getattr(todo.pop(), "__code__", None)
+        if code is None or code in seen:
+            continue
+        seen.add(code)
+        todo.extend(type("f", (), {"__code__": c})() for c in code.co_consts if inspect.iscode(c))
+        for name in code.co_names:
+            obj = module.get(name)
+            origin = getattr(obj, "__module__", None) or getattr(obj, "__name__", "")
+            if isinstance(origin, str) and origin.startswith(SIMULATOR):
+                return True
+            if inspect.isfunction(obj) and obj.__module__ == item.module.__name__:
+                todo.append(obj)
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers by layer (setup.cfg registers them): ``ros`` for test/ros, ``sim`` for the folders that
+    run the simulator and for any test whose code reads the simulator's modules (so ``-m "not ros and
+    not sim"`` is the core's math alone)."""
+    root = Path(__file__).parent
+    for item in items:
+        folder = item.path.relative_to(root).parts[0]
+        if folder in FOLDER_MARKS:
+            item.add_marker(FOLDER_MARKS[folder])
+        elif _uses_simulator(item):
+            item.add_marker("sim")
 
 
 @pytest.fixture(scope="module", autouse=True)
