@@ -41,6 +41,7 @@ from floating_base_control.experiments.orbital.scenario import (Log, OrbitalScen
 from floating_base_control.ros.messages import (fill_pose_msg, g_from_pose_msg, seconds_to_stamp, stamp_to_seconds,
                                                 twist_from_msg)
 from floating_base_control.ros.params import CARTESIAN_AXES
+from floating_base_control.ros.processes import die_with_parent
 from floating_base_control.ros.runtime import local_env, node_command
 
 DEFAULT_DOMAIN = 61
@@ -280,7 +281,8 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
     client = None if task == "setpoint" else TaskClient(recorder, task, settings, model, scenario)
     # the robot first, paused until the first command, so that the recorder has found its ground truth
     # before the physics starts (else the report may begin late); then the controller
-    procs = [subprocess.Popen(node_command("orbital_sim", params_file, sim_params), env=env)]
+    procs = [subprocess.Popen(node_command("orbital_sim", params_file, sim_params), env=env,
+                              preexec_fn=die_with_parent())]
     status = "completed"
     deadline = time.monotonic() + timeout_factor * duration_s + 30.0
     reported = 0
@@ -288,7 +290,8 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
         _wait_for(executor, lambda: all(recorder.count_publishers(topic) for topic in TRUTH_TOPICS), procs,
                   "mujoco_sim's ground truth")
         procs.append(subprocess.Popen(node_command("orbital_controller", params_file,
-                                                   [*controller_params, *controller_overrides]), env=env))
+                                                   [*controller_params, *controller_overrides]), env=env,
+                                      preexec_fn=die_with_parent()))
         _wait_for(executor, lambda: recorder.controller_up, procs, "floating_base_controller")
         while recorder.elapsed < duration_s:
             executor.spin_once(timeout_sec=0.1)

@@ -13,6 +13,7 @@ import pytest
 from floating_base_control.cli import main
 from floating_base_control.cli import campaign as command
 from floating_base_control.experiments.orbital.campaign import campaign_row, run_seed
+from floating_base_control.ros.processes import die_with_parent
 
 ARGS = ["campaign", "orbital", "--scenario", "realistic", "--runs", "2", "--seed", "7", "--controllers",
         "pd,tau2i", "--duration", "0.3"]
@@ -88,14 +89,14 @@ def test_a_separate_loopback_scheduler_gives_identical_rows_and_an_interrupted_c
     loopback = ["--host", "127.0.0.1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
     scheduler_file = tmp_path / "scheduler.json"
     procs = [subprocess.Popen([dask, "scheduler", *loopback, "--port", "0", "--scheduler-file", scheduler_file],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent())]
     try:
         deadline = time.monotonic() + 60
         while not scheduler_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         procs.append(subprocess.Popen([dask, "worker", "--scheduler-file", scheduler_file, *loopback,
-                                       "--nthreads", "1", "--nworkers", "1"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                       "--nthreads", "1", "--nworkers", "1"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, preexec_fn=die_with_parent()))
         address = json.loads(scheduler_file.read_text())["address"]
         assert address.startswith("tcp://127.0.0.1:")
         from distributed import Client
