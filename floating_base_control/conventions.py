@@ -3,7 +3,7 @@
 
 Inside the package: base pose ``g1`` (4x4), shape ``q`` (n), base body twist
 ``V1 = [omega; v]`` (both in the base frame), wrenches ``[moment; force]``.
-See ``docs/CONVENTIONS.md`` for the table; ``test/test_conventions.py`` pins
+See ``docs/CONVENTIONS.md`` for the table; ``test/core/test_conventions.py`` pins
 every row of it.
 
 ==============  =================  ======================  =====================

@@ -58,7 +58,7 @@ def example_robot_data_urdfs():
 
     Found through the installed distribution's file list (wherever pip put it);
     ``name`` is the path under its ``robots/`` folder, e.g.
-    ``"panda_description/urdf/panda.urdf"``.
+    ``"panda_description/urdf/panda.urdf"`` (inside example-robot-data).
     """
     from importlib import metadata
     try:

@@ -3,7 +3,7 @@
 ``tau = tau_c + tau_hat_i`` (eq. 45): a task controller ``tau_c`` plus a
 feed-forward torque that cancels the momentum-dependent CC forces of the shape
 row of eq. 18.  Eq. 45 lost its brackets in the PDF conversion; derived from
-eq. 18 (and checked by ``test_rel_terms.py`` in the closed loop):
+eq. 18 (and checked by ``test_rel_fast.py``: they remove every momentum term from the shape row):
 
     tau_hat_2(mu)       = -(1/2 S(mu)^T - A_l^T ad~_(M_b mu)) mu
     tau_hat_1(mu, qdot) = tau_hat_2(mu) + B~(mu) qdot

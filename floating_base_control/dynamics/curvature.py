@@ -24,7 +24,7 @@ def curvature_pairs(kin, X=None, Y=None):
     where ``u_k = (Z_k - A_l) x`` and ``r_k = (Z_k - A_l) y`` are the link twists
     when the base moves so that the momentum stays zero (the generalized
     Jacobian ``J~_k`` of eq. 14).  The bracket makes the antisymmetry in
-    ``(x, y)`` (Corollary 2) explicit.  ``test/test_reference.py`` checks this
+    ``(x, y)`` (Corollary 2) explicit.  ``test/dynamics/test_reference.py`` checks this
     form against eq. 36 written out verbatim.
     """
     Zt = kin.Z - kin.A_l                                               # (nb, 6, n)

@@ -21,7 +21,7 @@ dependencies follow from ``c`` at ``V_mu = [mu; 0]``, at
 ``V_q = [-A_l qdot; qdot]`` and at their sum (polarization).  The base row is
 ``c_b(V) - M_b A_l_dot qdot``, and ``c_b(V_q) = M_b A_l_dot qdot`` (eq. 23).
 Three recursive passes plus one CRBA replace the per-link sums of
-``reduced.py``; the tests check one against the other.
+``dynamics/rel_matrices.py``; the tests check one against the other.
 """
 from typing import NamedTuple
 

@@ -5,7 +5,7 @@ All functions take a :class:`~floating_base_control.kinematics.ShapeKinematics`
 the paper's matrices.  The paper writes its per-link sums with ``Ad_1k^-1``,
 ``J_k`` and ``M_k`` in link frames; in {1} they read the same with ``I_k`` in
 place of ``Ad_1k^-T M_k Ad_1k^-1`` and ``Z_k`` in place of ``Ad_1k J_k``
-(eqs. 62a-b).  ``test/reference_rel.py`` keeps the link-frame sums verbatim and
+(eqs. 62a-b).  ``test/helpers/reference_rel.py`` keeps the link-frame sums verbatim and
 the tests compare the two.
 
 The PDF conversion of the paper prints ``ad~`` as ``ad^T`` in eqs. 18-19; the
@@ -92,7 +92,7 @@ def gyroscopic_matrix(kin, mu):
     (eq. 20).  Expanding ``J~_k = J_k - Ad_1k^-1 A_l`` shows that the first three
     terms complete the last sum to the generalized Jacobians,
     ``B~ = -sum_k J~_k^T M_k nabla_(Ad_1k^-1 mu) J~_k``, which is what is computed
-    (``test/test_reference.py`` checks it against eq. 19e verbatim).
+    (``test/dynamics/test_reference.py`` checks it against eq. 19e verbatim).
     """
     Zt = kin.Z - kin.A_l
     ad_mu = ad(mu)

@@ -6,7 +6,7 @@ ROS 2 traffic kept on this machine: shared-memory transport only and a domain
 of our own (``FBC_ROS_DOMAIN``, default 61; never the shell's ``ROS_DOMAIN_ID``,
 which may be a robot's).  A recorder node in this process listens to the
 simulator's ground truth and to what the controller publishes, and the report
-is the same as the ROS-free runner's (``sim/orbital.py``), computed by the same
+is the same as the ROS-free runner's (``experiments/orbital/scenario.py``), computed by the same
 functions.
 
 With a motion task (:func:`run` with ``task``, docs/MOTION.md) the demo is also the client: it
@@ -228,7 +228,7 @@ def _wait_for(executor, ready, procs, what, timeout=60.0):
 
 def ros_settings(settings, scenario):
     """The motion tasks' settings for a run over DDS: the scenario's joint gains (those of the set-point demo
-    over DDS) and the Cartesian gains of ``test/test_ros_motion.py``.  The node's loop on a shared machine
+    over DDS) and the Cartesian gains of ``test/ros/test_ros_motion.py``.  The node's loop on a shared machine
     runs with stalls, where the ROS-free demo's stiff gains (wrist joints and rotation at 50-100 rad/s
     natural frequency) are unstable."""
     return replace(settings, stiffness=scenario.stiffness, damping=scenario.damping,
