@@ -9,12 +9,14 @@ PATH = re.compile(r"(?<![\w./<-])((?:[\w.-]+/)+[\w.-]+\.(?:py|md|urdf|yaml|npz|x
                   r"|\w+\.launch\.py)(?![\w/])")
 #: Where a path may be relative to; what a run writes (out/) or a user's own file are not ours to check.
 BASES = (ROOT, ROOT / "floating_base_control", ROOT / "docs", ROOT / "test")
-NOT_OURS = ("out/", "http", "/tmp/", "~/", "my_", "your_", "path/to/", "panda_description/")  # the last: example-robot-data
+NOT_OURS = ("out/", "http", "/tmp/", "~/", "my_", "your_", "path/to/",
+            "panda_description/")      # inside example-robot-data
 
 
 def documents():
     """``(file, text)``: the README and docs/, and the docstrings and comments of the package."""
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").glob("*.py"))]:
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")),
+                 *sorted((ROOT / "examples").glob("*.py"))]:
         yield path, path.read_text()
     for path in sorted((ROOT / "floating_base_control").rglob("*.py")):
         source = path.read_text()

@@ -185,7 +185,8 @@ def test_foot_height_is_odometry_and_forward_kinematics(robot, rng):
         plant.set_state(g1, q, np.zeros(6), np.zeros(1))
         meas = replace(plant.sense(), foot_force=0.0)
         geo = ctrl.geometry(meas.q)
-        assert foot_height(meas.g1[:3, :3], meas.g1[:3, 3], geo.p_f) == pytest.approx(plant.foot_position()[2], abs=1e-12)
+        height_read = foot_height(meas.g1[:3, :3], meas.g1[:3, 3], geo.p_f)
+        assert height_read == pytest.approx(plant.foot_position()[2], abs=1e-12)
         assert ctrl.step(meas).stance == (height <= 0.0)
 
 

@@ -181,8 +181,8 @@ IMPACT_MAX_DURATION = 0.005
 def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, control_every=1, log_every=10,
         fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D):
     """Simulate ``exp`` for ``duration`` seconds (default: the experiment's) at the MuJoCo step
-    ``timestep`` (default: the experiment's); returns ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the viscoelastic floor's stiffness (N/m)
-    and damping (N s/m), default the thesis' (Tables 4.6, 4.11).
+    ``timestep`` (default: the experiment's); returns ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the
+    viscoelastic floor's stiffness (N/m) and damping (N s/m), default the thesis' (Tables 4.6, 4.11).
 
     The controller runs every ``control_every`` steps on the plant's sensors; the run stops
     when the robot falls: CoM below ``fall_height * r_des``, or the CoM-foot line more than
