@@ -33,5 +33,6 @@ def exists(name, document):
 
 def test_every_path_named_in_docs_and_docstrings_exists():
     missing = [f"{document.relative_to(ROOT)}: {name}" for document, text in documents()
-               for name in sorted(set(PATH.findall(text))) if not name.startswith(NOT_OURS) and not exists(name, document)]
+               for name in sorted(set(PATH.findall(text)))
+               if not name.startswith(NOT_OURS) and not exists(name, document)]
     assert missing == []
