@@ -170,21 +170,28 @@ class MujocoPlant:
             raise ModelError(f"joint_dynamics must be one of {JOINT_DYNAMICS}, got {joint_dynamics!r}")
         desc = model.description
         xml = desc.urdf if desc is not None else Path(urdf_path).read_text(encoding="utf-8")
-        spec = spec_from_urdf_string(xml, geometry, Path(urdf_path).parent, str(urdf_path))
-        configure_spec(spec, model.joint_names, model.effort_limits, gravity=model.gravity, **options)
+
+        def new_spec():
+            spec = spec_from_urdf_string(xml, geometry, Path(urdf_path).parent, str(urdf_path))
+            configure_spec(spec, model.joint_names, model.effort_limits, gravity=model.gravity, **options)
+            if joint_dynamics == "ideal":
+                for joint in spec.joints:
+                    joint.damping, joint.frictionloss = np.zeros_like(joint.damping), 0.0
+            return spec
         mismatch = {"damping": dict(desc.damping), "friction": dict(desc.friction)} if desc else {}
         if joint_dynamics == "ideal":
-            for joint in spec.joints:
-                joint.damping, joint.frictionloss = np.zeros_like(joint.damping), 0.0
             mismatch = {}
         try:
-            plant = cls(spec.compile(), model.joint_names)
+            plant = cls(new_spec().compile(), model.joint_names)
             check_plant_matches(plant, model)
         except (ValueError, ModelError):
             # MuJoCo reads each URDF link alone: it refuses a consistent robot whose 1-microgram
             # link has a rank-1 inertia, and drops the inertia of a massless link that the merged
             # body keeps.  Then the plant gets the model's merged bodies (the same rigid bodies);
-            # the check still tests MuJoCo's own kinematics, frames and base.
+            # the check still tests MuJoCo's own kinematics, frames and base.  A new spec: compiling
+            # fuses fixed children into their parent in the spec itself, whose inertia it then holds
+            # as a diagonal one that a full inertia may not be added to.
+            spec = new_spec()
             set_body_inertias(spec, model)
             plant = cls(compile_spec(spec, urdf_path), model.joint_names)
             plant.inertias_from_model = True
