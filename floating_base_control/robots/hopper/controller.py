@@ -130,7 +130,13 @@ class ContactDetector:
     the odometry frame), the foot height estimated from odometry and encoders (base pose and
     the foot's forward kinematics).  This is the thesis' floor flag ``o^y_if <= 0`` (Sect.
     4.1.4), the rule under which the controller's phases are the floor's: it reproduces the
-    thesis' Exp VI energy figures (docs/HOPPER.md).
+    thesis' Exp VI energy figures (docs/HOPPER.md).  A sampled controller holds its command
+    for ``hold`` seconds (its period): stance then also needs the foot, moving at its
+    estimated vertical rate, to be on the floor still at the end of the hold.  Otherwise the
+    stance command (the polar spring's base torque) would act on a hopper in the air for up to
+    a period after lift-off, an external torque that turns its flight: at 1 kHz this alone
+    makes the Exp VI gait diverge (docs/HOPPER.md, "Control rate").  ``hold = 0``: the flag
+    as it is (a continuous controller).
 
     ``"foot_force"``: from a foot force sensor, with hysteresis and a minimum phase time.
     Stance begins when the force exceeds ``touchdown_force`` and ends when it falls below
@@ -139,17 +145,18 @@ class ContactDetector:
     lifted by the stance controller just after the impact, is back on the floor.
     """
 
-    def __init__(self, gains, stance=False):
+    def __init__(self, gains, stance=False, hold=0.0):
         self.gains = gains
         self.stance = stance
+        self.hold = hold
         self.since = -math.inf
 
-    def update(self, t, force, foot_height):
-        """Contact state at time ``t`` (s) for the measured foot force (N) and the estimated
-        foot height above the floor (m)."""
+    def update(self, t, force, foot_height, foot_height_rate=0.0):
+        """Contact state at time ``t`` (s) for the measured foot force (N), the estimated
+        foot height above the floor (m) and its rate (m/s)."""
         g = self.gains
         if g.contact_rule == "foot_height":
-            stance = foot_height <= 0.0
+            stance = foot_height <= 0.0 and foot_height + self.hold * foot_height_rate <= 0.0
             if stance != self.stance:
                 self.stance, self.since = stance, t
         elif t - self.since >= g.min_phase_time:
@@ -241,6 +248,14 @@ def foot_height(R, p, p_f):
     """Height of the foot above the floor (``UP`` component of ``R p_f + p``; the floor is the
     odometry frame's z = 0), from the base pose ``(R, p)`` and the foot in the base frame, m."""
     return _dot(R[2], p_f) + p[2]
+
+
+def foot_height_rate(R, V, p_f, Jf_qdot):
+    """Rate of :func:`foot_height`: the ``UP`` component of the foot's velocity ``R (v + omega x
+    p_f + J_f qdot)``, from the base body twist ``V = [omega; v]`` and the foot's velocity
+    ``J_f qdot`` relative to the base (base frame), m/s."""
+    w = _cross(V[:3], p_f)
+    return _dot(R[2], (V[3] + w[0] + Jf_qdot[0], V[4] + w[1] + Jf_qdot[1], V[5] + w[2] + Jf_qdot[2]))
 
 
 # -- control laws ([Feurstein2021] eqs. 4.16-4.19) ------------------------------------------------------
@@ -370,10 +385,13 @@ class HopperController:
     energy ``E`` includes the gravity potential, with the floor at height 0); ``foot_frame``
     names the point foot.  ``gains`` may be replaced between steps (live tuning).  The joint
     torques are limited to ``torque_limits`` (default: the URDF's efforts) and the base torque
-    about the plane normal to ``base_torque_limit`` (N m, default unlimited).
+    about the plane normal to ``base_torque_limit`` (N m, default unlimited).  ``control_period``
+    (s): how long each command is held, which the ``foot_height`` contact rule accounts for
+    (:class:`ContactDetector`); 0 for a controller run at every step of a fine simulation.
     """
 
-    def __init__(self, model, gains, foot_frame="foot", torque_limits=None, base_torque_limit=math.inf):
+    def __init__(self, model, gains, foot_frame="foot", torque_limits=None, base_torque_limit=math.inf,
+                 control_period=0.0):
         if not model.gravity.any():
             raise ModelError("the hopping controller needs a model with gravity (its energy E "
                              "includes the gravity potential)")
@@ -386,7 +404,8 @@ class HopperController:
         self.foot_id = model.pin_model.getFrameId(foot_frame)
         self.ws = model.create_data()        # the step's workspace: CRBA, M_b's factor, A (Pinocchio's order)
         self._weight = tuple((model.mass * model.gravity).tolist())      # m g, world
-        self.contact = ContactDetector(gains)
+        self.control_period = float(control_period)
+        self.contact = ContactDetector(gains, hold=self.control_period)
         self._theta_bc = None
         self._alpha_c_offset = None
         if gains.variant == "III":
@@ -401,7 +420,7 @@ class HopperController:
         Variant III's reference for ``alpha_c`` stays: with ``q_ref`` NaN it is the shape of
         the first step since construction.
         """
-        self.contact = ContactDetector(self.gains, stance)
+        self.contact = ContactDetector(self.gains, stance, self.control_period)
 
     @property
     def gains(self):
@@ -459,7 +478,8 @@ class HopperController:
         J_d = [(jf[0] - M[0][j] / m, jf[1] - M[1][j] / m, jf[2] - M[2][j] / m)   # M's linear rows: m J_c
                for j, jf in enumerate(J_f, 6)]
         R, p = G[:3], (G[0][3], G[1][3], G[2][3])         # rows of g1: R is their first three columns
-        stance = self.contact.update(float(meas.t), float(meas.foot_force), foot_height(R, p, p_f))
+        stance = self.contact.update(float(meas.t), float(meas.foot_force), foot_height(R, p, p_f),
+                                     foot_height_rate(R, V, p_f, _combine(J_f, qd)))
         d_b = (p_f[0] - c[0], p_f[1] - c[1], p_f[2] - c[2])
         J_int = internal_foot_jacobian(J_f, A, p_f)
         r, e, r_dot = radial_coordinates(d_b, _combine(J_int, qd))
