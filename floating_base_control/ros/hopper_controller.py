@@ -16,7 +16,9 @@ The gains are the fields of :class:`~floating_base_control.robots.hopper.control
 tunable live (validated by ``HopperGains`` itself, e.g. the contact hysteresis
 needs ``liftoff_force < touchdown_force``); the variant is fixed at start.
 ``contact_rule`` picks stance/flight: ``foot_height`` (default; from the odometry and
-the encoders) or ``foot_force`` (the foot force topic).
+the encoders, for commands held one period of ``control_rate_hz``, which is then the
+period of the inputs: the simulator's ``publish_rate_hz``) or ``foot_force`` (the foot
+force topic).
 Lifecycle and safety: ``controller_base.py`` (the safe command is zero effort).
 """
 from dataclasses import fields
@@ -66,7 +68,8 @@ class HopperControllerNode(ControlNode):
         return None
 
     def configure(self):
-        self.controller = HopperController(self.model, self._gains(), self._p("foot_frame"))
+        self.controller = HopperController(self.model, self._gains(), self._p("foot_frame"),
+                                           control_period=1.0 / self._p("control_rate_hz"))
         self.g1 = self.V1 = None
         self.force, self.saturated = 0.0, False
         self.cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, self._p("command_topic"), 10)

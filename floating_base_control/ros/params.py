@@ -285,7 +285,9 @@ def hopper_controller_params():
         ParamSpec("foot_frame", "foot", "the point foot's frame in the URDF", **ro),
         ParamSpec("variant", "II", "polar controller: I radial only, II polar on alpha_i,cf, III polar on the "
                   "locked-velocity CoM frame ([Feurstein2021] 4.1.5)", choices=VARIANTS, **ro),
-        ParamSpec("control_rate_hz", 1000.0, "control ticks per second", (10.0, 20000.0), **ro),
+        ParamSpec("control_rate_hz", 1000.0, "control ticks per second: the rate of the inputs (a step per "
+                  "complete set); the foot_height contact rule holds each command for one such period",
+                  (10.0, 20000.0), **ro),
         ParamSpec("diagnostics_rate_hz", 2.0, "rate of /diagnostics", (0.1, 50.0), **ro),
         ParamSpec("autostart", True, "configure and activate at start", **ro),
         ParamSpec("timing_log", "", "if set: per-tick timing CSV written at shutdown", **ro),
@@ -330,6 +332,12 @@ def hopper_sim_params():
         ParamSpec("lockstep", True, "after publishing a state, wait for the joint efforts (and the base torque, "
                   "if published) before stepping on",
                   **ro),
-        ParamSpec("lockstep_timeout", 0.1, "longest wait for a command in lockstep (wall s)", (0.001, 10.0), **ro),
+        ParamSpec("lockstep_timeout", 1.0, "longest wait for a command in lockstep (wall s); then the physics "
+                  "steps on the commands it has (zero once older than command_timeout)", (0.001, 10.0), **ro),
+        ParamSpec("wait_for_command", True, "start paused: offer the initial state (t = 0) to the controller, "
+                  "again every lockstep_timeout while unanswered, and run the physics from its first command on",
+                  **ro),
+        ParamSpec("diagnostics_rate_hz", 1.0, "rate of the simulator's status on /diagnostics (wall)", (0.1, 50.0),
+                  **ro),
         *_realtime(),
     ]

@@ -179,12 +179,15 @@ IMPACT_MAX_DURATION = 0.005
 
 
 def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, control_every=1, log_every=10,
-        fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D):
+        fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D, control_period=0.0):
     """Simulate ``exp`` for ``duration`` seconds (default: the experiment's) at the MuJoCo step
     ``timestep`` (default: the experiment's); returns ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the
     viscoelastic floor's stiffness (N/m) and damping (N s/m), default the thesis' (Tables 4.6, 4.11).
 
-    The controller runs every ``control_every`` steps on the plant's sensors; the run stops
+    The controller runs every ``control_every`` steps on the plant's sensors, its
+    ``control_period`` the hold its contact rule accounts for (``HopperController``: 0 for a
+    controller at every step; ``control_every * timestep`` for the 1 kHz loop of the ROS 2
+    nodes, ``timestep=1e-4, control_every=10, control_period=1e-3``); the run stops
     when the robot falls: CoM below ``fall_height * r_des``, or the CoM-foot line more than
     ``fall_angle_deg`` from the vertical.
     """
@@ -193,7 +196,7 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
     model = hopper_model(exp.robot, exp.gravity)
     plant = HopperPlant(model, hopper_urdf(exp.robot), floor=floor, base=base, timestep=timestep,
                         floor_K=floor_K, floor_D=floor_D)
-    controller = HopperController(model, exp.gains)
+    controller = HopperController(model, exp.gains, control_period=control_period)
     plant.set_state(*exp.initial_state())
     log, flows = RunLog(), EnergyFlows()
     events = _Events(log, exp.gains)
