@@ -31,8 +31,20 @@ Physical consistency (``m >= 0``, rotational inertia PSD with the triangle
 inequalities) is checked on the rigid bodies the dynamics uses, after fixed links
 merge, with a tolerance relative to the body's largest principal moment; the error
 names the URDF links of the body.
+
+Every error is a :class:`ModelError` naming the cause: what urdfdom (Pinocchio's
+URDF parser) would refuse, the tree (links named by joints exist, one parent per link,
+one root, no loop) and the numbers of origins and axes, is checked here first; urdfdom
+reports from C++ on the process's standard error, so while it parses, file descriptor 2
+goes to a file (:func:`_urdfdom_messages`) and what it said becomes the error's cause.
 """
+import contextlib
 import math
+import os
+import re
+import sys
+import tempfile
+import threading
 import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
@@ -128,11 +140,14 @@ def build_pinocchio_model(description, gravity):
     Infinite position, effort and velocity limits where the description has none.
     Raises :class:`ModelError` if Pinocchio refuses the URDF or a merged body is unphysical.
     """
-    source = description.source
-    try:
-        model = pin.buildModelFromXML(_revolute_continuous(description.urdf), pin.JointModelFreeFlyer())
-    except (RuntimeError, ValueError) as exc:
-        raise ModelError(f"URDF {source} does not parse: {exc}") from None
+    source, refused = description.source, None
+    with _urdfdom_messages() as said:
+        try:
+            model = pin.buildModelFromXML(_revolute_continuous(description.urdf), pin.JointModelFreeFlyer())
+        except (RuntimeError, ValueError) as exc:
+            refused = exc
+    if refused is not None:
+        raise ModelError(f"URDF {source} does not parse: {'; '.join(said) or refused}")
     model.gravity = pin.Motion(np.concatenate([gravity, np.zeros(3)]))
     for j in range(2, model.njoints):
         iq, iv, name = model.idx_qs[j], model.idx_vs[j], model.names[j]
@@ -246,7 +261,99 @@ def _parse(xml, source):
             if joint.find(tag) is None or not joint.find(tag).get("link"):
                 raise ModelError(f"URDF {source} does not parse: joint {joint.get('name')!r} "
                                  f"has no <{tag} link=...>")
+    _check_tree(root, source)
+    _check_vectors(root, source)
     return root
+
+
+def _check_tree(root, source):
+    """Links and joints named once each, every joint between links of the URDF, one tree."""
+    links = [lk.get("name") for lk in root.findall("link")]
+    joints = root.findall("joint")
+    for kind, names in (("link", links), ("joint", [j.get("name") for j in joints])):
+        if not all(names):
+            raise ModelError(f"URDF {source}: a <{kind}> has no name")
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ModelError(f"URDF {source}: {kind} names used more than once: {twice}")
+    parent_joint, children = {}, {}
+    for joint in joints:
+        name, parent, child = joint.get("name"), joint.find("parent").get("link"), joint.find("child").get("link")
+        for tag, link in (("parent", parent), ("child", child)):
+            if link not in links:
+                raise ModelError(f"URDF {source}: joint {name!r} has {tag} link {link!r}, which is not a "
+                                 "<link> of the URDF")
+        if child in parent_joint:
+            raise ModelError(f"URDF {source}: link {child!r} is the child of two joints, "
+                             f"{parent_joint[child]!r} and {name!r}; a URDF is a tree")
+        parent_joint[child] = name
+        children.setdefault(parent, []).append(child)
+    roots = [lk for lk in links if lk not in parent_joint]
+    if len(roots) != 1:
+        raise ModelError(f"URDF {source}: {len(roots)} root links (links that are no joint's child) "
+                         f"{roots[:5]}; a URDF is one tree with one root")
+    reached, todo = set(roots), list(roots)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            reached.add(child)
+            todo.append(child)
+    if len(reached) != len(links):
+        raise ModelError(f"URDF {source}: links {sorted(set(links) - reached)[:5]} form a loop of joints, "
+                         f"apart from the root {roots[0]!r}; a URDF is a tree")
+
+
+#: Elements with 3-vector attributes, as urdfdom reads them.
+_VECTORS = {"origin": ("xyz", "rpy"), "axis": ("xyz",)}
+
+
+def _check_vectors(root, source):
+    """Every origin and axis of the joints and links: three finite numbers; a moving joint's axis non-zero
+    (a fixed joint's axis means nothing, and many URDFs write 0 0 0)."""
+    for kind in ("joint", "link"):
+        for element in root.findall(kind):
+            moves = kind == "joint" and element.get("type") in _SHAPE_JOINT_TYPES
+            for el in element.iter():
+                for key in _VECTORS.get(el.tag, ()):
+                    text = el.get(key)
+                    if text is None:
+                        continue
+                    try:
+                        v = np.array(text.split(), float)
+                    except ValueError:
+                        v = np.array([])
+                    if v.shape != (3,) or not np.isfinite(v).all() or (el.tag == "axis" and moves and not v.any()):
+                        kind_of = "a non-zero axis" if el.tag == "axis" and moves else "three finite numbers"
+                        raise ModelError(f"URDF {source}: {kind} {element.get('name')!r} has <{el.tag} "
+                                         f'{key}="{text}">; expected {kind_of}')
+
+
+#: How urdfdom reports (console_bridge, on standard error): ``Error:   <text>`` then
+#: ``         at line <n> in <its source file>``.
+_CONSOLE_BRIDGE = re.compile(r"^(?:Error|Warning|Info|Debug): +(.*)\n +at line \d+ in \S+\n?", re.M)
+_STDERR = threading.Lock()
+
+
+@contextlib.contextmanager
+def _urdfdom_messages():
+    """Keep what urdfdom prints off the terminal: file descriptor 2 goes to a file for the duration
+    and the list yielded receives urdfdom's messages on exit.  Anything else written to it meanwhile
+    (another thread's log line) is written to standard error then.  One parse at a time."""
+    said = []
+    with _STDERR, tempfile.TemporaryFile() as capture:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(capture.fileno(), 2)
+        try:
+            yield said
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            capture.seek(0)
+            text = capture.read().decode(errors="replace")
+            said += [" ".join(m.group(1).split()) for m in _CONSOLE_BRIDGE.finditer(text)]
+            others = _CONSOLE_BRIDGE.sub("", text)
+            if others:
+                os.write(2, others.encode())
 
 
 def _drop_world_root(root, source):
