@@ -4,6 +4,8 @@ Every public function that takes numbers from a user checks them here, so that
 a wrong shape or a NaN is reported with the argument's name instead of
 surfacing later as a LinAlgError or as a silently wrong torque.
 """
+import os
+
 import numpy as np
 
 
@@ -49,3 +51,14 @@ def pose(name, g, tol=1e-6):
         raise InputError(f"{name} is not in SE(3): its last row is {g[3].tolist()}, "
                          "expected [0, 0, 0, 1]")
     return g
+
+
+def one_line(text):
+    """``text`` (an exception's message, say) on one line: what a command or a node says when it stops."""
+    return " ".join(str(text).split())
+
+
+def debugging():
+    """Whether ``FBC_DEBUG`` is set (and not 0): the commands and the nodes then let an error through
+    with its traceback, instead of saying it in one line."""
+    return os.environ.get("FBC_DEBUG", "0") not in ("", "0")

@@ -1,10 +1,14 @@
-"""Options shared by ``fbc gait``, ``fbc ccf`` and ``fbc integrability`` (not a command).
+"""Options shared by ``fbc gait``, ``fbc ccf`` and ``fbc integrability`` (not a command), and the
+argparse types of every command: numbers checked against their meaning (:func:`number`: finite,
+positive rates and steps, non-negative counts) and outputs checked writable before a run, so that a
+bad value is refused in one line naming the option.
 
 Without ``--urdf`` the gait tools use [Mishra2023]'s Sec. V-B example: the LWR 4+ on a
 3.5 kg base (urdf/lwr4_free_floating.urdf) and the paper's circular gait.
 """
 import argparse
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +30,58 @@ def finite_float(text):
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
     return value
+
+
+def number(kind=float, minimum=None, above=False):
+    """argparse type: a finite number of ``kind`` (float or int), at least ``minimum`` (greater than it
+    if ``above``): rates and steps positive, durations finite, counts non-negative."""
+    bound = "" if minimum is None else f"{'>' if above else '>='} {minimum:g}"
+
+    def parse(text):
+        if kind is int:
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        else:
+            value = finite_float(text)
+        if minimum is not None and not (value > minimum or (value == minimum and not above)):
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {text!r}")
+        return value
+    return parse
+
+
+positive = number(float, 0, above=True)
+non_negative = number(float, 0)
+count = number(int, 0)
+positive_count = number(int, 1)
+
+
+def writable_dir(text):
+    """argparse type: a directory that exists and is writable or that can be created (checked before
+    a run, which would otherwise fail at its end); created by the command."""
+    path = Path(text)
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} exists and is not a directory")
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot create {text!r}: {str(existing)!r} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot write in {str(existing)!r}: permission denied")
+    return text
+
+
+def writable_file(text):
+    """argparse type: a file that can be written (its directory exists and is writable)."""
+    path = Path(text)
+    directory = path.parent
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory")
+    if not directory.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: no directory {str(directory)!r}")
+    if not os.access(path if path.exists() else directory, os.W_OK):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: permission denied")
+    return text
 
 
 def joint_value(text):
@@ -63,15 +119,15 @@ def add_gait(p):
                    help="start point on the circle, degrees from the r1 axis (default 180)")
     g.add_argument("--clockwise", action="store_true", help="traverse the circle clockwise")
     g.add_argument("--path", help="CSV file with columns r1,r2 (header line), a closed path")
-    g.add_argument("--samples", type=int, default=512,
+    g.add_argument("--samples", type=number(int, 3), default=512,
                    help="segments of the circle (default 512; the inscribed polygon's area "
                         "is smaller by about 6.6/samples^2, relative)")
-    g.add_argument("--period", type=finite_float, default=2.0, help="duration of the gait, s "
+    g.add_argument("--period", type=positive, default=2.0, help="duration of the gait, s "
                    "(only matters with --mu; default 2)")
 
 
 def add_output(p, name):
-    p.add_argument("--out", default=f"out/{name}", metavar="DIR",
+    p.add_argument("--out", default=f"out/{name}", metavar="DIR", type=writable_dir,
                    help=f"directory for {name}.json and {name}.png (default out/{name})")
 
 
@@ -117,10 +173,6 @@ def gait(model, args, required=True):
     Psi, q_c = plane(model, args)
     if args.circle is not None and args.path is not None:
         raise InputError("give either --circle or --path, not both")
-    if args.samples < 3:
-        raise InputError(f"--samples must be at least 3, got {args.samples}")
-    if args.period <= 0:
-        raise InputError(f"--period must be positive, got {args.period}")
     if args.path is not None:
         r = read_path(args.path, ("r1", "r2"))
         t = np.linspace(0.0, args.period, len(r))

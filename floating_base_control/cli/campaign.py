@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+from floating_base_control.cli._options import count, positive, positive_count, writable_dir
+
 
 def register(sub):
     from floating_base_control.control.setpoint import CONTROLLERS
@@ -23,18 +25,18 @@ def register(sub):
                                         "(local loopback workers or --scheduler)")
     p.add_argument("robot", choices=["orbital"])
     p.add_argument("--scenario", choices=SCENARIOS, default="realistic")
-    p.add_argument("--runs", type=int, default=20, help="dispersed runs per controller (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="campaign seed; run i uses a seed drawn from (seed, i)")
+    p.add_argument("--runs", type=positive_count, default=20, help="dispersed runs per controller (default 20)")
+    p.add_argument("--seed", type=count, default=0, help="campaign seed; run i uses a seed drawn from (seed, i)")
     p.add_argument("--controllers", default="pd,pdi,tau2,tau2i",
                    help=f"comma-separated, of {', '.join(CONTROLLERS)} (default pd,pdi,tau2,tau2i)")
-    p.add_argument("--duration", type=float, help="simulated seconds per run (default: the scenario's)")
+    p.add_argument("--duration", type=positive, help="simulated seconds per run (default: the scenario's)")
     p.add_argument("--pose-position", action="store_true",
                    help="realistic: the pose source gives position too (default: attitude only)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=2, help="local worker processes (default 2)")
+    where.add_argument("--workers", type=positive_count, default=2, help="local worker processes (default 2)")
     where.add_argument("--scheduler", help="address of a running Dask scheduler (e.g. tcp://127.0.0.1:8786)")
-    p.add_argument("--out", default="out/campaign", help="directory (default out/campaign); an interrupted "
-                                                          "campaign in it resumes")
+    p.add_argument("--out", default="out/campaign", type=writable_dir,
+                   help="directory (default out/campaign); an interrupted campaign in it resumes")
     p.set_defaults(func=run)
 
 
@@ -55,8 +57,6 @@ def run(args):
     controllers = [c for c in args.controllers.split(",") if c]
     for c in controllers:
         controller_options(c)
-    if args.runs < 1 or (args.duration is not None and args.duration <= 0) or args.workers < 1:
-        raise ValueError("--runs and --workers must be >= 1 and --duration > 0")
     pose_position = True if args.pose_position else None
     config = {"scenario": args.scenario, "seed": args.seed, "duration_s": args.duration,
               "pose_position": pose_position}

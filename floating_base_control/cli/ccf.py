@@ -23,7 +23,7 @@ def register(sub):
     opt.add_model(p, "default: the LWR 4+ of [Mishra2023] Sec. V-B")
     opt.add_plane(p)
     opt.add_gait(p)
-    p.add_argument("--grid", type=int, default=30, help="grid points per axis (default 30)")
+    p.add_argument("--grid", type=opt.number(int, 2), default=30, help="grid points per axis (default 30)")
     p.add_argument("--range", nargs=4, type=opt.finite_float,
                    metavar=("R1MIN", "R1MAX", "R2MIN", "R2MAX"),
                    help="grid extent in gait coordinates, rad (default: the gait's bounding box "
@@ -33,8 +33,6 @@ def register(sub):
 
 
 def grid_axes(args, gait):
-    if args.grid < 2:
-        raise InputError(f"--grid must be at least 2, got {args.grid}")
     if args.range is not None:
         a, b, c, d = args.range
         if not (a < b and c < d):

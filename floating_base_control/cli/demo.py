@@ -15,7 +15,8 @@ from floating_base_control.control.shape import COMPENSATIONS
 from floating_base_control.control.setpoint import CONTROLLERS
 from floating_base_control.robots.orbital.spacecraft import Spacecraft
 from floating_base_control.results import write_csv, write_json
-from floating_base_control.cli._options import joint_value
+from floating_base_control.cli._options import (count, finite_float, joint_value, non_negative, number, positive,
+                                                writable_dir)
 
 
 def register(sub):
@@ -33,7 +34,7 @@ def _orbital_parser(families):
                    help="ideal (default: the paper's conditions) or realistic (friction, model error, "
                         "quantized encoders, star tracker; experiments/orbital/dispersions.py; dispersions drawn "
                         "from --seed)")
-    p.add_argument("--duration", type=float, help="simulated seconds (default: 30 ideal, 60 realistic; 15 with "
+    p.add_argument("--duration", type=positive, help="simulated seconds (default: 30 ideal, 60 realistic; 15 with "
                                                   "--task trajectory; with --task end-effector 1.5 s after the "
                                                   "target is reached, within the physically possible hold)")
     p.add_argument("--compensation", choices=COMPENSATIONS, default="tau2",
@@ -42,24 +43,24 @@ def _orbital_parser(families):
     p.add_argument("--controller", choices=sorted(CONTROLLERS),
                    help="a campaign's controller name (compensation + integral action; overrides "
                         "--compensation and --integral-time)")
-    p.add_argument("--integral-time", type=float, default=0.0,
+    p.add_argument("--integral-time", type=non_negative, default=0.0,
                    help="T_i of PD + I, s (K_i = K / T_i; default 0: PD)")
     p.add_argument("--pose-position", action="store_true",
                    help="realistic: the pose source gives position too (default: attitude only)")
-    p.add_argument("--pose-rate", type=float, default=10.0, help="base pose samples per second")
-    p.add_argument("--pose-noise", type=float, default=1.0,
+    p.add_argument("--pose-rate", type=positive, default=10.0, help="base pose samples per second")
+    p.add_argument("--pose-noise", type=non_negative, default=1.0,
                    help="pose noise as a multiple of 1 mrad / 1 mm (default 1)")
-    p.add_argument("--latency", type=float, default=0.02, help="pose latency in seconds")
-    p.add_argument("--mass-error", type=float, default=0.0,
+    p.add_argument("--latency", type=non_negative, default=0.02, help="pose latency in seconds")
+    p.add_argument("--mass-error", type=number(float, -1, above=True), default=0.0,
                    help="relative error of the spacecraft's mass and inertia in the controller's model")
     p.add_argument("--task", choices=("setpoint", "trajectory", "end-effector"), default="setpoint",
                    help="motion task: the scenario's set-point (eq. 52, default), a joint trajectory through "
                         "waypoints, or an end-effector target 0.3 m away and rotated 30 deg "
                         "(experiments/orbital/tasks.py)")
-    p.add_argument("--tumble-scale", type=float, default=1.0,
+    p.add_argument("--tumble-scale", type=finite_float, default=1.0,
                    help="the initial locked velocity as a multiple of the paper's [10, 1.14, 0] deg/s")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="out/orbital", help="report directory (default out/orbital)")
+    p.add_argument("--seed", type=count, default=0)
+    p.add_argument("--out", default="out/orbital", type=writable_dir, help="report directory (default out/orbital)")
     p.add_argument("--ros", action="store_true",
                    help="run as two ROS 2 processes (mujoco_sim + floating_base_controller with "
                         "config/orbital_robot.yaml and the options above) over DDS, shared memory only, "
@@ -76,13 +77,13 @@ def _orbital_parser(families):
                      help="the URDF's joint damping and friction in the plant, a mismatch the controller's "
                           "model (ideal joints) does not know (urdf, default), or not (ideal)")
     defaults = Spacecraft()
-    arm.add_argument("--spacecraft-mass", type=float, default=defaults.mass, help="kg (default %(default)g)")
-    arm.add_argument("--spacecraft-inertia", type=float, nargs=6, default=defaults.inertia,
+    arm.add_argument("--spacecraft-mass", type=positive, default=defaults.mass, help="kg (default %(default)g)")
+    arm.add_argument("--spacecraft-inertia", type=finite_float, nargs=6, default=defaults.inertia,
                      metavar=("IXX", "IYY", "IZZ", "IXY", "IXZ", "IYZ"), help="about the bus CoM, kg m^2")
-    arm.add_argument("--spacecraft-com", type=float, nargs=3, default=defaults.com, metavar=("X", "Y", "Z"))
-    arm.add_argument("--mount-xyz", type=float, nargs=3, default=defaults.mount_xyz, metavar=("X", "Y", "Z"),
+    arm.add_argument("--spacecraft-com", type=finite_float, nargs=3, default=defaults.com, metavar=("X", "Y", "Z"))
+    arm.add_argument("--mount-xyz", type=finite_float, nargs=3, default=defaults.mount_xyz, metavar=("X", "Y", "Z"),
                      help="arm mount position in the bus frame, m")
-    arm.add_argument("--mount-rpy", type=float, nargs=3, default=defaults.mount_rpy, metavar=("R", "P", "Y"),
+    arm.add_argument("--mount-rpy", type=finite_float, nargs=3, default=defaults.mount_rpy, metavar=("R", "P", "Y"),
                      help="arm mount orientation, rad")
     p.set_defaults(func=run_orbital)
 
@@ -101,8 +102,6 @@ def run_orbital(args):
     if args.duration is None and args.task != "setpoint":
         from floating_base_control.experiments.orbital.tasks import TaskSettings, default_duration
         args.duration = default_duration(args.task, TaskSettings())
-    if args.duration is not None and args.duration <= 0:
-        raise ValueError(f"--duration must be > 0, got {args.duration}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     progress = lambda t: print(f"  t = {t:5.1f} s", flush=True)  # noqa: E731
@@ -195,23 +194,24 @@ def _hopper_parser(families):
                    help="thesis experiment (prismatic: I-III, revolute: I-VI; default VI)")
     p.add_argument("--variant", choices=("I", "II", "III"),
                    help="polar controller (default: the thesis'; III = locked-velocity CoM frame)")
-    p.add_argument("--duration", type=float, help="simulated time, s (default: per experiment)")
+    p.add_argument("--duration", type=positive, help="simulated time, s (default: per experiment)")
     p.add_argument("--contact-rule", choices=CONTACT_RULES,
                    help="stance/flight rule (default foot_height: the foot at or below the floor, "
                         "from odometry and encoders; foot_force: the force sensor with hysteresis)")
     p.add_argument("--floor", choices=("viscoelastic", "mujoco"), default="viscoelastic",
                    help="the thesis' floor (default) or MuJoCo's own contact")
-    p.add_argument("--floor-K", type=float, default=FLOOR_K,
+    p.add_argument("--floor-K", type=positive, default=FLOOR_K,
                    help=f"viscoelastic floor stiffness, N/m (default {FLOOR_K:g}, Table 4.11)")
-    p.add_argument("--floor-D", type=float, default=FLOOR_D,
+    p.add_argument("--floor-D", type=non_negative, default=FLOOR_D,
                    help=f"viscoelastic floor damping, N s/m (default {FLOOR_D:g}, Table 4.11)")
     p.add_argument("--base", choices=("planar", "free"), default="planar",
                    help="MuJoCo base joint: planar (default) or free (3D, plane kept by symmetry)")
-    p.add_argument("--gravity", type=float, help="g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)")
-    p.add_argument("--timestep", type=float, default=None,
+    p.add_argument("--gravity", type=positive, help="g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)")
+    p.add_argument("--timestep", type=positive, default=None,
                    help=f"MuJoCo step, s (default: the experiment's, {TIMESTEP:g} but for revolute III: "
                         "step-converged, docs/HOPPER.md)")
-    p.add_argument("--out", help="output directory (default out/demo/hopper/<robot>-<exp>-<variant>)")
+    p.add_argument("--out", type=writable_dir,
+                   help="output directory (default out/demo/hopper/<robot>-<exp>-<variant>)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
     p.set_defaults(func=_run_hopper)
 

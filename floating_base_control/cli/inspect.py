@@ -8,8 +8,9 @@ import numpy as np
 from floating_base_control.analysis.model_report import loading_report, shape_report
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import orbital_robot_urdf
+from floating_base_control.robots.orbital.spacecraft import default_shape_setpoints
 from floating_base_control.urdf_loader import MIMIC_MODES
-from floating_base_control.cli._options import joint_value
+from floating_base_control.cli._options import count, joint_value
 
 
 def register(sub):
@@ -21,8 +22,8 @@ def register(sub):
                    help="hold a joint at VALUE (rad or m); repeatable")
     p.add_argument("--mimic", choices=MIMIC_MODES, default="lock",
                    help="mimic joints: lock each group at its leader's position (default) or refuse them")
-    p.add_argument("--random", type=int, default=2, help="number of random shapes (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random shapes")
+    p.add_argument("--random", type=count, default=2, help="number of random shapes (default 2)")
+    p.add_argument("--seed", type=count, default=0, help="seed of the random shapes")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=run)
 
@@ -31,7 +32,7 @@ def run(args):
     model = FloatingBaseModel.from_urdf(args.urdf or orbital_robot_urdf(), locked=dict(args.lock),
                                         mimic=args.mimic)
     lo, hi = model.position_limits.T
-    mid = np.where(np.isfinite(lo + hi), 0.5 * (lo + hi), 0.0)
+    mid = default_shape_setpoints(model)[0]         # the middle of each range, 0 where unlimited
     rng = np.random.default_rng(args.seed)
     shapes = {"zero": np.clip(np.zeros(model.n), lo, hi), "mid-range": mid}
     for k in range(args.random):

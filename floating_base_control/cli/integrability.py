@@ -6,7 +6,6 @@ from floating_base_control.analysis.locomotion import reconstruct
 from floating_base_control.lie import log
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import orbital_robot_urdf
-from floating_base_control.validation import InputError
 from floating_base_control.results import pyplot, write_json
 from floating_base_control.cli import _options as opt
 
@@ -25,9 +24,9 @@ def register(sub):
                        "curvature scan, staircase frame and holonomy ([Saccon2017])",
                        description=DESCRIPTION)
     opt.add_model(p, "default: the orbital robot")
-    p.add_argument("--samples", type=int, default=200, help="random shapes (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random shapes")
-    p.add_argument("--tol", type=opt.finite_float, default=itg.FLAT_TOL,
+    p.add_argument("--samples", type=opt.positive_count, default=200, help="random shapes (default 200)")
+    p.add_argument("--seed", type=opt.count, default=0, help="seed of the random shapes")
+    p.add_argument("--tol", type=opt.positive, default=itg.FLAT_TOL,
                    help=f"verdict threshold on |rotational curvature| (default {itg.FLAT_TOL:g})")
     p.add_argument("--at", nargs="+", type=opt.joint_value, metavar="JOINT=RAD",
                    help="shape at which to build F(s) (other joints 0; default: a random shape)")
@@ -49,10 +48,6 @@ def read_loop(model, args):
 
 def run(args):
     model = FloatingBaseModel.from_urdf(args.urdf or orbital_robot_urdf())
-    if args.samples < 1:
-        raise InputError(f"--samples must be at least 1, got {args.samples}")
-    if args.tol <= 0:
-        raise InputError(f"--tol must be positive, got {args.tol}")
     loop = read_loop(model, args) if args.loop else None
     rng = np.random.default_rng(args.seed)
     shapes = itg.sample_shapes(model, args.samples, rng)

@@ -1,6 +1,7 @@
 """``fbc sweep orbital``: robustness sweep of the orbital scenario (table in Markdown and JSON)."""
 from pathlib import Path
 
+from floating_base_control.cli._options import positive, writable_dir, writable_file
 from floating_base_control.results import write_json
 
 
@@ -8,17 +9,15 @@ def register(sub):
     p = sub.add_parser("sweep", help="robustness sweep of the orbital scenario: pose rate 1-100 Hz, "
                                      "pose noise, latency, 5%% spacecraft mass/inertia error")
     p.add_argument("robot", choices=["orbital"])
-    p.add_argument("--duration", type=float, default=30.0, help="seconds per run (default 30)")
-    p.add_argument("--out", default="out/sweep", help="directory for results.json and table.md")
-    p.add_argument("--doc", help="also write the table, with a title, to this Markdown file")
+    p.add_argument("--duration", type=positive, default=30.0, help="seconds per run (default 30)")
+    p.add_argument("--out", default="out/sweep", type=writable_dir, help="directory for results.json and table.md")
+    p.add_argument("--doc", type=writable_file, help="also write the table, with a title, to this Markdown file")
     p.set_defaults(func=run)
 
 
 def run(args):
     from floating_base_control.experiments.orbital import sweep
 
-    if args.duration <= 0:
-        raise ValueError(f"--duration must be > 0, got {args.duration}")
     results = sweep.sweep(args.duration)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -43,7 +43,7 @@ def test_demo_variant_and_errors(tmp_path, capsys):
     assert (settings["floor_K"], settings["floor_D"]) == (2500.0, 300.0)
     with pytest.raises(SystemExit) as exc:
         main(["demo", "hopper", "--floor-K", "-1", "--out", str(tmp_path)])
-    assert exc.value.code == 2 and "floor_K > 0" in capsys.readouterr().err
+    assert exc.value.code == 2 and "argument --floor-K: must be > 0" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
         main(["demo", "hopper", "--robot", "prismatic", "--experiment", "IV", "--out", str(tmp_path)])
     assert exc.value.code == 2 and "no experiment 'IV' for the prismatic hopper" in capsys.readouterr().err
