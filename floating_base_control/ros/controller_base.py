@@ -42,7 +42,6 @@ ERROR once it lasts longer than ``diagnostics.error_after``, and while inactive
 or finalized (then it stops publishing).  Messages carry no running numbers
 (aggregators and operators compare them); durations and counters are key-values.
 """
-import contextlib
 import functools
 import time
 from collections import deque
@@ -77,8 +76,7 @@ def _destroyed_on_failure(init):
         try:
             init(self, *args, **kwargs)
         except BaseException:
-            with contextlib.suppress(Exception):         # a node that was never created, or destroyed already
-                self.destroy_node()
+            rt.discard(self)
             raise
     return init_or_destroy
 
@@ -95,7 +93,7 @@ class ControlNode(LifecycleNode):
         self.specs = {s.name: s for s in specs}
         for spec in specs:
             if not self.has_parameter(spec.name):
-                self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
+                rt.declare(self, spec)
         self.configured = self.active = self.finalized = False
         self.command_publishers = []
         self.tick_on_input = False

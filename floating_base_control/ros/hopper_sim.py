@@ -62,7 +62,7 @@ class HopperSimNode(Node):
     def __init__(self, **kwargs):
         super().__init__("hopper_sim", **kwargs)
         for spec in hopper_sim_params():
-            self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
+            rt.declare(self, spec)
         p = self._p
         urdf = p("urdf") or hopper_urdf(p("robot"))
         self.model = FloatingBaseModel.from_urdf(urdf, gravity=(0.0, 0.0, -p("gravity")))

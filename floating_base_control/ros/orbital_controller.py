@@ -52,7 +52,7 @@ class ControllerNode(ControlNode):
         for spec in specs:
             self.specs[spec.name] = spec
             if not self.has_parameter(spec.name):
-                self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
+                rt.declare(self, spec)
         self.out_index = np.array(self.command_index())
         self.start()
 

@@ -67,7 +67,7 @@ class SimNode(Node):
         super().__init__("mujoco_sim", **kwargs)
         self._wall = rt.clock_seconds(self)
         for spec in sim_params():
-            self.declare_parameter(spec.name, spec.default, rt.descriptor(spec))
+            rt.declare(self, spec)
         p = self._p
         self.model, urdf = load_robot(**robot_options(p))
         joints = m.joint_order(p("joints"), self.model.joint_names)

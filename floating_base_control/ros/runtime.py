@@ -1,10 +1,15 @@
 """Running the nodes: process entry point, QoS profiles, parameter descriptors, local DDS.
 
-``spin`` is every node's ``main()``; ``descriptor`` turns a :class:`~.params.ParamSpec` into
-the ``ParameterDescriptor`` that rclpy enforces (ranges: rqt_reconfigure sliders);
+``spin`` is every node's ``main()``: a node that cannot start (a start value out of its range, a URDF
+that does not load, ``joints`` that are not the URDF's) logs one line naming the parameter or the file
+and the process exits with status 2 (1 for an unexpected exception), without a traceback unless
+``FBC_DEBUG=1``.  ``descriptor`` turns a :class:`~.params.ParamSpec` into
+the ``ParameterDescriptor`` that rclpy enforces (ranges: rqt_reconfigure sliders), ``declare`` declares
+it and says in one line why a start value is refused;
 ``local_env``/``node_command`` start nodes as separate processes whose DDS traffic stays on
 this machine (the demo, the benchmarks and the tests).
 """
+import contextlib
 import inspect
 import os
 import signal
@@ -12,12 +17,15 @@ import sys
 import time
 
 import rclpy
+import rclpy.node
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException, ParameterException
 from rclpy.experimental import EventsExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 
 from floating_base_control.ros.realtime import fifo_scheduling
+from floating_base_control.validation import InputError, debugging, one_line
 
 #: For the streams a control loop consumes at its own rate (joint states, commands): only the
 #: newest message matters, and a queue of old ones would only add delay.
@@ -43,6 +51,40 @@ def descriptor(spec):
     if spec.choices:
         d.additional_constraints = "one of: " + ", ".join(spec.choices)
     return d
+
+
+def declare(node, spec):
+    """Declare the parameter of a :class:`~.params.ParamSpec` on ``node``.  A start value (YAML, ``-p``)
+    of another type, out of the range or not one of the choices is an :class:`InputError` naming the
+    parameter, its value and what it accepts."""
+    given = getattr(node, "_parameter_overrides", {}).get(spec.name)      # rclpy's store of the start values
+    value = "" if given is None else f" = {given.value!r}"
+    try:
+        node.declare_parameter(spec.name, spec.default, descriptor(spec))
+    except InvalidParameterTypeException:
+        raise InputError(f"parameter {spec.name}{value} is not {_type_name(spec.default)}") from None
+    except InvalidParameterValueException as exc:      # rclpy's range, or the node's own check
+        raise InputError(f"parameter {spec.name}{value} {_accepts(spec) or 'is refused: ' + one_line(exc)}") from None
+    if spec.choices and node.get_parameter(spec.name).value not in spec.choices:
+        raise InputError(f"parameter {spec.name}{value} {_accepts(spec)}")
+
+
+def _accepts(spec):
+    if spec.choices:
+        return f"must be one of {list(spec.choices)}"
+    if spec.range is not None:
+        return f"is outside its range [{spec.range[0]:g}, {spec.range[1]:g}] ({spec.description})"
+    return ""
+
+
+#: What a parameter of a given default's type accepts, for the error that refuses another.
+_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a floating-point number (5.0, not 5)",
+               str: "a string", (list, str): "a list of strings", (list, int): "a list of integers",
+               (list, float): "a list of floating-point numbers ([1.0, 0.5], not [1, 0.5])"}
+
+
+def _type_name(default):
+    return _TYPE_NAMES[(list, type(default[0])) if isinstance(default, list) else type(default)]
 
 
 def timer_callback(callback):
@@ -119,7 +161,7 @@ def spin(node_class, args=None):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, _frame: stop.append(signum))
-    node = node_class()
+    node = _start(node_class)
     _realtime_priority(node)
     executor = EventsExecutor()                   # its threads inherit the scheduling
     executor.add_node(node)
@@ -137,3 +179,39 @@ def spin(node_class, args=None):
         rclpy.try_shutdown(uninstall_handlers=False)
         for sig in (signal.SIGINT, signal.SIGTERM):    # the interpreter's exit restores the default handlers:
             signal.signal(sig, signal.SIG_IGN)        # a late signal must not turn a clean exit into a kill
+
+
+def _start(node_class):
+    """A new node of ``node_class``; if it cannot start, one line on its log and the process exits
+    (module doc).  A node that failed is destroyed at once (see ``controller_base``: left to the
+    garbage collector, its DDS participant can hang the process)."""
+    node = node_class.__new__(node_class)
+    try:
+        node.__init__()
+        return node
+    except Exception as exc:
+        logger = rclpy.logging.get_logger(node_class.__name__)
+        with contextlib.suppress(AttributeError):         # a node that got as far as its name
+            logger = node.get_logger()
+        discard(node)
+        if debugging():
+            raise
+        status, text = start_failure(exc)
+        logger.fatal(text)
+        rclpy.try_shutdown(uninstall_handlers=False)
+        sys.exit(status)
+
+
+def discard(node):
+    """Destroy a node whose ``__init__`` failed: its class's ``destroy_node`` may need what ``__init__``
+    never made, so rclpy's own after it (else the context destroys the node again at shutdown)."""
+    for destroy in (node.destroy_node, lambda: rclpy.node.Node.destroy_node(node)):
+        with contextlib.suppress(Exception):        # a node never created, or destroyed already
+            destroy()
+
+
+def start_failure(exc):
+    """``(exit status, one line)`` of a node that ``exc`` stopped at start."""
+    if isinstance(exc, (ValueError, ParameterException, OSError)):    # the package's errors are ValueErrors
+        return 2, f"cannot start: {one_line(exc)}"
+    return 1, f"cannot start: unexpected {type(exc).__name__}: {one_line(exc)} (FBC_DEBUG=1 shows the traceback)"
