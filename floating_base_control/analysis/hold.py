@@ -22,8 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from floating_base_control.control.end_effector import FrameWorkspace, frame_id, frame_kinematics, generalized_jacobian
-from floating_base_control.lie import Ad, inv
+from floating_base_control.control.end_effector import FrameWorkspace, frame_id, shape_velocity_for
 
 
 class Hold(NamedTuple):
@@ -39,13 +38,7 @@ class Hold(NamedTuple):
 
 def hold_velocity(model, ws, fid, q, g_e, h, steer=0.0):
     """``(qdot, sigma_min(J*))`` that keeps {e} at ``g_e`` with spatial momentum ``h`` (module doc)."""
-    g_1e, J_e = frame_kinematics(ws, fid, q)
-    kin = model.kinematics(q)
-    g1 = g_e @ inv(g_1e)
-    mu = np.linalg.solve(kin.M_b, Ad(g1).T @ h)
-    J_star, Ad_e1 = generalized_jacobian(g_1e, J_e, kin.A_l)
-    U, s, Vt = np.linalg.svd(J_star)
-    qdot = -Vt[:6].T @ ((U.T @ (Ad_e1 @ mu)) / s)
+    qdot, s, Vt = shape_velocity_for(model, ws, fid, q, g_e, np.zeros(6), h)
     if steer and Vt.shape[0] > 6:
         lo, hi = model.position_limits.T
         gradient = -(q - (lo + hi) / 2) / ((hi - lo) / 2) ** 2

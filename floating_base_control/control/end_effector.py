@@ -45,8 +45,9 @@ import numpy as np
 import pinocchio as pin
 
 from floating_base_control import validation as check
+from floating_base_control.dynamics.centroidal import com_from_locked_inertia
 from floating_base_control.dynamics.rel_fast import locked_inertia_factor
-from floating_base_control.lie import SWAP, Ad_inv, skew
+from floating_base_control.lie import SWAP, Ad, Ad_inv, inv, skew
 from floating_base_control.validation import InputError
 
 
@@ -113,6 +114,20 @@ def body_twist(ws, fid, q, qdot, mu):
     locked_inertia_factor(ws.model, ws.inertia, q)
     J_star, Ad_e1 = generalized_jacobian(*frame_kinematics(ws, fid, q), ws.inertia.A[SWAP])
     return Ad_e1 @ mu + J_star @ qdot
+
+
+def shape_velocity_for(model, ws, fid, q, g_e, V_e, h):
+    """``(qdot, s, Vt)``: the minimum-norm shape velocity that gives {e}, at world pose ``g_e``, the body twist
+    ``V_e`` while the system carries the spatial momentum ``h`` (world axes): ``J* qdot = V_e - Ad_1e^-1 mu``
+    with the base at ``g1 = g_e g_1e(q)^-1`` and ``mu = M_b^-1 Ad_g1^T h`` (Defs. 2 and 3); ``s`` and ``Vt``:
+    the singular values and right singular vectors of ``J*``."""
+    g_1e, J_e = frame_kinematics(ws, fid, q)
+    locked_inertia_factor(model, ws.inertia, q)
+    mu = np.linalg.solve(ws.inertia.M_b[np.ix_(SWAP, SWAP)], Ad(g_e @ inv(g_1e)).T @ h)
+    J_star, Ad_e1 = generalized_jacobian(g_1e, J_e, ws.inertia.A[SWAP])
+    U, s, Vt = np.linalg.svd(J_star)
+    r = s.size
+    return Vt[:r].T @ ((U[:, :r].T @ (V_e - Ad_e1 @ mu)) / s), s, Vt
 
 
 def drift_acceleration(ws, fid, q, qdot, mu, mu_dot, h=1e-4):
@@ -226,6 +241,83 @@ def impedance_torque(J_star, drift, R_e, error, V_r, qdot, Lambda_q, q, q_null, 
         F_e += J_sharp_T @ cc
     posture = -gains.nullspace_stiffness * (q - q_null) - gains.nullspace_damping * qdot
     return J_star.T @ F_e + posture - J_star.T @ (J_sharp_T @ posture)
+
+
+#: The reachability check steps along the reference at most this far (m) and this much rotation (rad) a step,
+#: in at least :data:`REACH_MIN_STEPS`, and no joint moves more than :data:`REACH_SHAPE_STEP` (rad) in a step.
+REACH_STEP = (0.02, 0.04)
+REACH_MIN_STEPS = 10
+REACH_SHAPE_STEP = 0.04
+
+
+def _chain_length(pm, joint):
+    """Upper bound of the distance from the base's origin to ``joint``'s: the lengths between successive
+    joints of its chain, plus each prismatic joint's largest travel."""
+    length = 0.0
+    for j in pm.supports[joint][2:]:                     # not the universe, not the base's free-flyer
+        length += np.linalg.norm(pm.jointPlacements[j].translation)
+        if pm.joints[j].shortname().startswith("JointModelP"):
+            i = pm.joints[j].idx_q
+            length += max(abs(pm.lowerPositionLimit[i]), abs(pm.upperPositionLimit[i]))
+    return length
+
+
+def end_effector_range(model, fid):
+    """``R``: the frame ``fid`` is never further than ``R`` from the system's centre of mass, whatever the
+    shape: ``|p_e - c| <= sum_k m_k / m |p_e - c_k|`` and ``|p_e - c_k| <= |p_e - o_1| + |o_1 - c_k|``, each
+    bounded by the lengths of its chain from the base's origin ``o_1``."""
+    pm = model.pin_model
+    frame = pm.frames[fid]
+    to_frame = _chain_length(pm, frame.parentJoint) + np.linalg.norm(frame.placement.translation)
+    bodies = sum(Y.mass * (_chain_length(pm, k) + np.linalg.norm(Y.lever)) for k, Y in enumerate(pm.inertias))
+    return float(to_frame + bodies / model.mass)
+
+
+def check_reachable(model, frame, q, g1, h, target, v_max, w_max):
+    """``InputError`` with the reason if the end effector cannot be brought to ``target`` (world pose) along
+    the :class:`PoseReference` the task would follow from its pose now, within the joint position and
+    velocity limits, by any controller, with the shape ``q``, the base at ``g1`` and the spatial momentum
+    ``h`` (world axes, conserved):
+
+    * out of reach: when the reference arrives, the system's centre of mass (moving at ``p / m``) is further
+      from the target than :func:`end_effector_range`;
+    * else the shape that keeps {e} on the reference moves at :func:`shape_velocity_for` (the minimum-norm
+      one; a 7-joint arm has one more degree of freedom, which a controller's posture term uses
+      differently), integrated (Euler, steps of :data:`REACH_STEP` and :data:`REACH_SHAPE_STEP`) until the
+      reference arrives: a joint beyond its position or velocity limit refuses the target (the boundary of
+      the workspace is a singularity, where that velocity exceeds any limit)."""
+    ws, fid = FrameWorkspace(model), frame_id(model, frame)
+    target = check.pose("target pose", target)
+    q = check.vector("q", q, model.n).copy()
+    g_e = g1 @ frame_kinematics(ws, fid, q)[0]
+    reference = PoseReference(0.0, g_e, target, v_max, w_max)
+    com = g1[:3, :3] @ com_from_locked_inertia(model.kinematics(q).M_b) + g1[:3, 3] + h[3:] / model.mass * reference.T
+    away, reach = np.linalg.norm(target[:3, 3] - com), end_effector_range(model, fid)
+    if away > reach:
+        raise InputError(f"outside the reachable workspace: {away:.2f} m from the system's centre of mass when "
+                         f"the reference would arrive ({reference.T:.1f} s), and the end effector is never more "
+                         f"than {reach:.2f} m from it")
+    distance, angle = np.linalg.norm(reference.delta[3:]), np.linalg.norm(reference.delta[:3])
+    dt_path = reference.T / max(REACH_MIN_STEPS, np.ceil(distance / REACH_STEP[0]), np.ceil(angle / REACH_STEP[1]))
+    lo, hi = model.position_limits.T
+    t = 0.0
+    while True:
+        g_r, V_w, _ = reference.sample(t)
+        qdot, s, _ = shape_velocity_for(model, ws, fid, q, g_r, rotate_twist(g_r[:3, :3].T, V_w), h)
+        over, outside = np.abs(qdot) / model.velocity_limits, (q < lo) | (q > hi)
+        if over.max() > 1 or outside.any():
+            j = int(np.argmax(outside)) if outside.any() else int(np.argmax(over))
+            what = (f"pass its position limits ({q[j]:.3f} not in [{lo[j]:.4f}, {hi[j]:.4f}])" if outside.any()
+                    else f"move at {abs(qdot[j]):.2f} rad/s (limit {model.velocity_limits[j]:g})")
+            raise InputError(f"cannot be reached within the joint limits: {model.joint_names[j]} would {what} "
+                             f"{t:.2f} s into the {reference.T:.2f} s approach, "
+                             f"{np.linalg.norm(g_r[:3, 3] - g_e[:3, 3]):.3f} m along the {distance:.3f} m to it "
+                             f"(smallest singular value of J* there: {s[-1]:.3g})")
+        if t >= reference.T:
+            return
+        dt = min(dt_path, REACH_SHAPE_STEP / max(np.abs(qdot).max(), 1e-9), reference.T - t)
+        q += dt * qdot
+        t += dt
 
 
 class EndEffectorTask:

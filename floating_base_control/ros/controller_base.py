@@ -39,8 +39,11 @@ reported (:meth:`report`) without stopping control.  ``/diagnostics`` carries
 one status per node, named after its fully qualified name: OK only while
 active, controlling, with nothing to report; WARN for a fault or a report,
 ERROR once it lasts longer than ``diagnostics.error_after``, and while inactive
-or finalized (then it stops publishing).  Messages carry no running numbers
-(aggregators and operators compare them); durations and counters are key-values.
+or finalized (then it stops publishing).  A notice (:meth:`notice`: a refused
+command, for ``REFUSAL_HOLD`` s; an input topic with more than one publishing
+node, while it has, with their names) is WARN and never escalates: control is
+not affected.  Messages carry no running numbers (aggregators and operators
+compare them); durations and counters are key-values.
 """
 import functools
 import time
@@ -64,6 +67,9 @@ from floating_base_control.ros import runtime as rt
 STOP_ACK_TIMEOUT = 0.5
 #: A reported problem (:meth:`ControlNode.report`) stays in the diagnostics this long (s) after it last occurred.
 REPORT_HOLD = 1.0
+#: A refused command (:meth:`ControlNode.refused_command`) stays in the diagnostics this long (s): long enough
+#: for an operator (and rqt_robot_monitor at 1 Hz) to see it, short enough not to hide the next.
+REFUSAL_HOLD = 5.0
 
 
 def _destroyed_on_failure(init):
@@ -167,6 +173,7 @@ class ControlNode(LifecycleNode):
             self.create_subscription(JointState, self._p("joint_states_topic"), self.on_joint_state,
                                      rt.LATEST_ONLY)
             self.configure()
+            self.input_topics = sorted({sub.topic_name for sub in set(self.subscriptions) - self._before[1]})
             self.configured = True
             self.apply_parameters()
         except Exception as exc:          # rclpy would swallow it: say why the node stays unconfigured
@@ -299,10 +306,33 @@ class ControlNode(LifecycleNode):
         """A problem that does not stop control: logged, and in the diagnostics while it recurs."""
         if self.events.get(key, (None,))[0] != text:
             self.get_logger().warning(text, throttle_duration_sec=1.0)
-        self.events[key] = (text, now)
+        self.events[key] = (text, now + REPORT_HOLD, True)
 
-    def warnings(self, now):
-        return [text for text, t in self.events.values() if now - t <= REPORT_HOLD]
+    def notice(self, key, text, until):
+        """Something an operator should see that does not affect control: WARN (never ERROR) until ``until``."""
+        self.events[key] = (text, until, False)
+
+    def refused_command(self, what, reason):
+        """A command (a trajectory, a target, ...) was refused: logged, and WARN with the reason for
+        ``REFUSAL_HOLD`` s, published at once."""
+        self.get_logger().warning(f"{what} refused: {reason}")
+        self.notice("refused command", f"{what} refused: {reason}", self.now() + REFUSAL_HOLD)
+        self._publish_diagnostics()
+
+    def _check_publishers(self):
+        """A notice, naming them, while an input topic has more than one publishing node (every input has
+        one source: a second joint-state driver or an unknown commander is someone else talking)."""
+        for topic in self.input_topics:
+            nodes = sorted({f"{i.node_namespace.rstrip('/')}/{i.node_name}"
+                            for i in self.get_publishers_info_by_topic(topic)})
+            key = f"publishers of {topic}"
+            if len(nodes) < 2:
+                self.events.pop(key, None)
+                continue
+            text = f"{topic} has {len(nodes)} publishers: {', '.join(nodes)} (one expected)"
+            if self.events.get(key, (None,))[0] != text:
+                self.get_logger().warning(text)
+            self.notice(key, text, np.inf)
 
     def input_reasons(self, now):
         return self.watchdog.reasons(now)
@@ -361,6 +391,7 @@ class ControlNode(LifecycleNode):
     def _publish_diagnostics(self):
         if not self.configured:
             return
+        self._check_publishers()
         level, message, duration = self._status(self.now())
         s = self.stats.summary()
         values = {"active": self.active, "safe_command_reasons": "; ".join(self.reasons) or "none",
@@ -377,7 +408,10 @@ class ControlNode(LifecycleNode):
 
     def _status(self, now):
         """``(level, message, fault duration)``: see the module docstring."""
-        problems = (["safe command: " + "; ".join(self.reasons)] if self.reasons else []) + self.warnings(now)
+        current = [(text, escalates) for text, until, escalates in self.events.values() if now <= until]
+        problems = (["safe command: " + "; ".join(self.reasons)] if self.reasons else []) + \
+            [text for text, escalates in current if escalates]
+        notices = [text for text, escalates in current if not escalates]
         if not (problems and self.active):
             self.problem_since = None
         elif self.problem_since is None:
@@ -387,9 +421,9 @@ class ControlNode(LifecycleNode):
             return m.ERROR, "finalized: no control", duration
         if not self.active:
             return m.ERROR, "inactive: no control", duration
-        if problems:
-            level = m.ERROR if duration > self._p("diagnostics.error_after") else m.WARN
-            return level, "; ".join(problems), duration
+        if problems or notices:
+            level = m.ERROR if problems and duration > self._p("diagnostics.error_after") else m.WARN
+            return level, "; ".join(problems + notices), duration
         return m.OK, "controlling", duration
 
 

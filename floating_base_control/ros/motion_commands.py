@@ -1,18 +1,24 @@
 """The controller node's motion commands (docs/MOTION.md): topics, the ``task`` parameter, tracking error.
 
-Subscribes  ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory: every joint by name,
-            ``time_from_start``, positions with optional velocities and accelerations; the
-            header stamp is the start time, zero: now), ``~/reference`` (sensor_msgs/JointState:
-            a set-point, every joint by name) and ``~/target_pose`` (geometry_msgs/PoseStamped in
-            the world frame) while ``task`` is ``joint`` (the first two) or ``end_effector``.
+Subscribes  ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory, taken as ros2_control's
+            joint_trajectory_controller takes it, ``control/trajectory.py``: joints by name in any
+            order, every joint unless ``trajectory.allow_partial_joints_goal``; ``time_from_start``;
+            positions with optional velocities and accelerations; the header stamp is the start
+            time, zero: now; a first point at the start within ``trajectory.start_tolerance`` of
+            the reference, as MoveIt sends), ``~/reference`` (sensor_msgs/JointState: a set-point,
+            every joint by name) and ``~/target_pose`` (geometry_msgs/PoseStamped in the world
+            frame) while ``task`` is ``joint`` (the first two) or ``end_effector``.
 Publishes   ``~/tracking_error`` (std_msgs/Float64MultiArray: ``q - q_r`` in the model's joint order
             for ``joint``, ``[rotation vector; position error]`` in world axes for ``end_effector``).
 
-A refused command (unknown or missing joints, wrong lengths, non-finite values, beyond the
-position, velocity or acceleration limits, a stamp older than ``reference.max_age``, the wrong
-frame or task) is logged and reported on ``/diagnostics`` with its reason; the last valid
-reference is kept.  A new ``task`` takes effect at the next tick, blended from the current one
-over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
+A refused command (unknown, repeated or missing joints, wrong lengths, non-finite values, a path
+beyond the position, velocity or acceleration limits, a trajectory that ends in the past, a
+set-point or target stamped longer ago than ``reference.max_age``, a target the end effector cannot
+reach within the joint limits (``control/end_effector.py``, ``check_reachable``: checked from the
+measured shape and the observer's pose and momentum, before any motion), the wrong frame or task)
+is logged and shown on ``/diagnostics`` (WARN with the reason, ``controller_base.REFUSAL_HOLD``);
+the last valid reference is kept.  A new ``task`` takes effect at the next tick, blended from the
+current one over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
 """
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -20,7 +26,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from floating_base_control.control.end_effector import CartesianGains, EndEffectorTask
+from floating_base_control.control.end_effector import CartesianGains, EndEffectorTask, check_reachable
 from floating_base_control.control.handover import Handover
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
 from floating_base_control.control.tracking import JointTask
@@ -34,24 +40,41 @@ def by_name(what, names, values, joints):
     or a wrong length."""
     if len(values) != len(names):
         raise InputError(f"{what}: {len(values)} values for {len(names)} joint names")
-    index = {n: i for i, n in enumerate(names)}
-    missing, unknown = [j for j in joints if j not in index], [n for n in names if n not in joints]
-    if missing or unknown:
-        raise InputError(f"{what}: missing joints {missing}, unknown joints {unknown}")
-    return np.array([values[index[j]] for j in joints], dtype=float)
+    given = joint_indices(what, names, joints, partial=False)
+    out = np.empty(len(joints))
+    out[given] = values
+    return out
 
 
-def waypoints_from_msg(msg, joints):
-    """:class:`Waypoint` s of a ``trajectory_msgs/JointTrajectory``, in the model's joint order."""
+def joint_indices(what, names, joints, partial):
+    """Index in ``joints`` of each of ``names``; ``InputError`` naming unknown or repeated joints, and missing
+    ones unless ``partial``."""
+    repeated = sorted({n for n in names if list(names).count(n) > 1})
+    missing, unknown = [j for j in joints if j not in names], [n for n in names if n not in joints]
+    if unknown or repeated or (missing and not partial):
+        raise InputError(f"{what}: " + ", ".join(
+            f"{kind} joints {found}" for kind, found in (("unknown", unknown), ("repeated", repeated),
+                                                         ("missing", [] if partial else missing)) if found)
+            + (" (trajectory.allow_partial_joints_goal is false)" if missing and not partial else ""))
+    return [list(joints).index(n) for n in names]
+
+
+def waypoints_from_msg(msg, joints, partial=False):
+    """``(waypoints, indices)`` of a ``trajectory_msgs/JointTrajectory``: :class:`Waypoint` s in the message's
+    joint order and the index in ``joints`` of each of its joints (``partial``: not every joint needed)."""
     if not msg.points:
         raise InputError("joint trajectory has no points")
+    given = joint_indices("joint trajectory", list(msg.joint_names), joints, partial)
     out = []
     for i, p in enumerate(msg.points):
-        optional = [None if len(x) == 0 else by_name(f"point {i} {what}", msg.joint_names, list(x), joints)
-                    for what, x in (("velocities", p.velocities), ("accelerations", p.accelerations))]
-        out.append(Waypoint(p.time_from_start.sec + p.time_from_start.nanosec * 1e-9,
-                            by_name(f"point {i} positions", msg.joint_names, list(p.positions), joints), *optional))
-    return out
+        fields = []
+        for what, x in (("positions", p.positions), ("velocities", p.velocities),
+                        ("accelerations", p.accelerations)):
+            if len(x) not in (len(given), 0) or (what == "positions" and len(x) == 0):
+                raise InputError(f"point {i} {what}: {len(x)} values for {len(given)} joint names")
+            fields.append(np.array(x, dtype=float) if len(x) else None)
+        out.append(Waypoint(p.time_from_start.sec + p.time_from_start.nanosec * 1e-9, *fields))
+    return out, given
 
 
 class MotionCommands:
@@ -85,6 +108,7 @@ class MotionCommands:
         if self.joint_task is not None:
             self.joint_task.gains = self.shape_gains
             self.joint_task.reference.acceleration_limits = self._acceleration_limits()
+            self.joint_task.reference.start_tolerance = p("trajectory.start_tolerance")
         if self.ee_task is not None:
             self.ee_task.gains = self.cartesian_gains
             self.ee_task.v_max, self.ee_task.w_max = p("end_effector.max_speed"), p("end_effector.max_angular_speed")
@@ -121,7 +145,9 @@ class MotionCommands:
             return self._setpoint_task()
         if name == "joint":
             reference = TrajectoryReference(np.clip(q, *self.model.position_limits.T), self.model.position_limits,
-                                            self.model.velocity_limits, self._acceleration_limits(), t0=now)
+                                            self.model.velocity_limits, self._acceleration_limits(), t0=now,
+                                            names=self.joints)
+            reference.start_tolerance = self.node._p("trajectory.start_tolerance")
             self.joint_task = JointTask(self.model, reference, self.shape_gains)
             return self.joint_task
         p = self.node._p
@@ -141,17 +167,20 @@ class MotionCommands:
 
     def _refuse(self, what, reason):
         self.refused = f"{what}: {reason}"
-        self.node.get_logger().warning(f"{what} refused: {reason}")
+        self.node.refused_command(what, reason)
 
     def _needs(self, task, what):
         if self.task != task or self.requested != task:
             raise InputError(f"{what} needs task '{task}' (task is '{self.requested}')")
 
     def _on_trajectory(self, msg):
+        """As joint_trajectory_controller: a zero stamp is now, a trajectory ending in the past is refused
+        (``TrajectoryReference.command``), not one stamped before ``reference.max_age``."""
         try:
             self._needs("joint", "joint trajectory")
-            self.joint_task.reference.command(self._start_time(msg.header.stamp),
-                                              waypoints_from_msg(msg, self.joints))
+            now = self.node.now()
+            waypoints, given = waypoints_from_msg(msg, self.joints, self.node._p("trajectory.allow_partial_joints_goal"))
+            self.joint_task.reference.command(m.stamp_to_seconds(msg.header.stamp) or now, waypoints, now, given)
             self.accepted += 1
         except FloatingBaseError as exc:
             self._refuse("joint trajectory", str(exc))
@@ -171,10 +200,22 @@ class MotionCommands:
             if msg.header.frame_id not in ("", self.node._p("world_frame")):
                 raise InputError(f"target pose in frame {msg.header.frame_id!r}, expected "
                                  f"{self.node._p('world_frame')!r}")
-            self.ee_task.command(m.pose_from_msg(msg.pose), self._start_time(msg.header.stamp))
+            start, target = self._start_time(msg.header.stamp), m.pose_from_msg(msg.pose)
+            self._check_reachable(target)
+            self.ee_task.command(target, start)
             self.accepted += 1
         except FloatingBaseError as exc:
             self._refuse("target pose", str(exc))
+
+    def _check_reachable(self, target):
+        """``check_reachable`` from the measured shape and the last tick's estimates of the base pose and the
+        momentum (from where the arm is: a reference still moving toward a previous target is not followed)."""
+        out, observer = self.node.out, self.controller.observer
+        momentum = None if out is None or not observer.initialized else out.momentum
+        if self.node.q is None or momentum is None:
+            raise InputError("no joint state or base pose estimate yet: the target cannot be checked")
+        check_reachable(self.model, self.frame, self.node.q, observer.g_hat, momentum, target,
+                        self.ee_task.v_max, self.ee_task.w_max)
 
     # -- outputs ------------------------------------------------------------------------
 

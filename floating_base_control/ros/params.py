@@ -183,8 +183,14 @@ def motion_params():
         ParamSpec("task_blend_s", 0.5, "duration of the blend from one task to the next (s)", (0.01, 10.0)),
         ParamSpec("trajectory.max_acceleration", 5.0, "acceleration limit of what the joint task tracks "
                   "(rad/s^2, every joint; velocity limits: the URDF's)", (0.01, 1000.0)),
-        ParamSpec("reference.max_age", 1.0, "references stamped earlier than this (s) are refused as stale",
-                  (0.001, 3600.0)),
+        ParamSpec("trajectory.start_tolerance", 0.01, "a trajectory's waypoint at its start (MoveIt's first point, "
+                  "time_from_start 0) must be this close to the reference there, every joint (rad or m; MoveIt's "
+                  "allowed_start_tolerance)", (0.0, 1.0)),
+        ParamSpec("trajectory.allow_partial_joints_goal", False, "accept trajectories that name only some joints: "
+                  "the others keep their position (joint_trajectory_controller's allow_partial_joints_goal)"),
+        ParamSpec("reference.max_age", 1.0, "set-points (~/reference) and targets stamped earlier than this (s) "
+                  "are refused as stale (a trajectory: only if it ends in the past, as in "
+                  "joint_trajectory_controller)", (0.001, 3600.0)),
         ParamSpec("end_effector.frame", "", "frame driven by the end-effector task ('': the URDF's last frame)",
                   read_only=True),
         ParamSpec("end_effector.max_speed", 0.1, "speed of the reference toward a target (m/s)", (0.001, 2.0)),
