@@ -7,6 +7,12 @@
 Efforts go to ros2_control's forward_command_controller (effort interface) in
 the order of the ``joints`` parameter.  Topic names without a leading slash are
 resolved in the namespace.  DDS settings are the user's.
+
+On activation the controller holds the measured joint positions, whatever the
+parameter file says (``hold_on_activate:=false`` to use its set-points), and the
+default parameter file, config/orbital_hardware.yaml, gives no set-point and no
+task: the arm moves only when commanded.  (config/orbital_robot.yaml is the
+simulated demo's: its set-points are the demo's goal.)
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -21,8 +27,11 @@ def generate_launch_description():
     arg = LaunchConfiguration
     return LaunchDescription([
         DeclareLaunchArgument("config", default_value=PathJoinSubstitution(
-            [FindPackageShare(PACKAGE), "config", "orbital_robot.yaml"]),
+            [FindPackageShare(PACKAGE), "config", "orbital_hardware.yaml"]),
             description="parameters of floating_base_controller"),
+        DeclareLaunchArgument("hold_on_activate", default_value="true",
+                              description="hold the measured joint positions on activation (false: move to the "
+                              "parameter file's set-points at once)"),
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the controller"),
         DeclareLaunchArgument("use_sim_time", default_value="false",
                               description="run on /clock (a simulator must publish it)"),
@@ -36,7 +45,8 @@ def generate_launch_description():
         Node(package=PACKAGE, executable="floating_base_controller", name="floating_base_controller",
              namespace=arg("namespace"), output="screen",
              parameters=[arg("config"), {"use_sim_time": arg("use_sim_time"),
-                                         "base_pose_type": arg("base_pose_type")}],
+                                         "base_pose_type": arg("base_pose_type"),
+                                         "hold_on_activate": arg("hold_on_activate")}],
              remappings=[("joint_states", arg("joint_states")), ("base_pose", arg("base_pose")),
                          ("effort_controller/commands", arg("commands"))]),
     ])

@@ -19,9 +19,10 @@ documented trajectory replacement takes it (ros2_controllers,
 * waypoints before ``t_s`` are discarded (a stamp in the past); if none is left
   (the trajectory ends in the past) it is refused;
 * a waypoint at ``t_s`` itself (MoveIt's first point, ``time_from_start = 0``, the
-  current state) must be within ``start_tolerance`` of the reference's position
-  there (MoveIt's own ``allowed_start_tolerance`` is 0.01 rad); it is then dropped,
-  so that the reference never jumps;
+  current state) must be within ``start_tolerance`` of the current positions (the
+  measured ones if given, as MoveIt compares its start with them, with its own
+  ``allowed_start_tolerance`` of 0.01 rad; else the reference's); it is then
+  dropped: the trajectory starts from the reference's state, which never jumps;
 * joints the trajectory does not name keep the reference's position at ``t_s``
   (joint_trajectory_controller's ``allow_partial_joints_goal``; whether partial goals
   are allowed is the caller's choice).
@@ -253,17 +254,19 @@ class TrajectoryReference:
         """The last position of the newest trajectory."""
         return self.trajectories[-1].final.q
 
-    def command(self, start_time, waypoints, now=None, joints=None):
+    def command(self, start_time, waypoints, now=None, joints=None, current=None):
         """Take a trajectory through ``waypoints`` (``time_from_start`` from ``start_time``) received at
-        ``now`` (default: ``start_time``), giving the joints ``joints`` (indices; default: all), as the
-        module doc says.  Returns the trajectory."""
+        ``now`` (default: ``start_time``), giving the joints ``joints`` (indices; default: all), with the
+        robot at ``current`` (positions; default: the reference's), as the module doc says.  Returns the
+        trajectory."""
         start_time = float(check.array("start_time", start_time, ()))
         t_s = start_time if now is None else max(start_time, float(check.array("now", now, ())))
         kept = [tr for tr in self.trajectories if tr.start_time < t_s] or self.trajectories[:1]
         start = self._sample_of(kept, t_s)
         full = self._complete(list(waypoints), joints, start.q)
         self._check_at_rest(full[-1] if full else None)
-        trajectory = JointTrajectory(t_s, start, self._upcoming(full, t_s - start_time, start.q))
+        current = start.q if current is None else check.vector("current positions", current, self.n)
+        trajectory = JointTrajectory(t_s, start, self._upcoming(full, t_s - start_time, current))
         lo, hi, vmax, amax = trajectory.bounds(self.position_limits, self.velocity_limits, self.acceleration_limits)
         self._check_range("trajectory", lo, hi, *self.position_limits.T)
         self._check_rate("velocity", vmax, self.velocity_limits)
@@ -306,9 +309,9 @@ class TrajectoryReference:
             out.append(Waypoint(w.time_from_start, *fields))
         return out
 
-    def _upcoming(self, waypoints, offset, q_start):
+    def _upcoming(self, waypoints, offset, current):
         """The waypoints later than ``offset`` s after the stamp, timed from then; one at ``offset`` must be
-        within ``start_tolerance`` of ``q_start`` and is dropped (module doc)."""
+        within ``start_tolerance`` of ``current`` and is dropped (module doc)."""
         out, previous = [], -np.inf
         for i, w in enumerate(waypoints):
             t = float(check.array(f"waypoint {i} time_from_start", w.time_from_start, ()))
@@ -320,11 +323,11 @@ class TrajectoryReference:
             if t > offset + SAME_TIME:
                 out.append(w._replace(time_from_start=t - offset))
             elif t >= offset - SAME_TIME:
-                off = np.abs(check.vector(f"waypoint {i} positions", w.positions, self.n) - q_start)
+                off = np.abs(check.vector(f"waypoint {i} positions", w.positions, self.n) - current)
                 bad = np.flatnonzero(off > self.start_tolerance)
                 if bad.size:
                     raise InputError(f"waypoint {i} is at the trajectory's start but joints {self._named(bad)} "
-                                     f"are {np.round(off[bad], 4).tolist()} from the current reference "
+                                     f"are {np.round(off[bad], 4).tolist()} from their current positions "
                                      f"(start tolerance {self.start_tolerance:g})")
         if not out and previous >= offset - SAME_TIME:
             raise InputError("no waypoint after the trajectory's start: nothing to move to")

@@ -5,7 +5,7 @@ Subscribes  ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory, taken as ro
             order, every joint unless ``trajectory.allow_partial_joints_goal``; ``time_from_start``;
             positions with optional velocities and accelerations; the header stamp is the start
             time, zero: now; a first point at the start within ``trajectory.start_tolerance`` of
-            the reference, as MoveIt sends), ``~/reference`` (sensor_msgs/JointState: a set-point,
+            the measured positions, as MoveIt sends), ``~/reference`` (sensor_msgs/JointState: a set-point,
             every joint by name) and ``~/target_pose`` (geometry_msgs/PoseStamped in the world
             frame) while ``task`` is ``joint`` (the first two) or ``end_effector``.
 Publishes   ``~/tracking_error`` (std_msgs/Float64MultiArray: ``q - q_r`` in the model's joint order
@@ -180,7 +180,8 @@ class MotionCommands:
             self._needs("joint", "joint trajectory")
             now = self.node.now()
             waypoints, given = waypoints_from_msg(msg, self.joints, self.node._p("trajectory.allow_partial_joints_goal"))
-            self.joint_task.reference.command(m.stamp_to_seconds(msg.header.stamp) or now, waypoints, now, given)
+            self.joint_task.reference.command(m.stamp_to_seconds(msg.header.stamp) or now, waypoints, now, given,
+                                              self.node.q)
             self.accepted += 1
         except FloatingBaseError as exc:
             self._refuse("joint trajectory", str(exc))

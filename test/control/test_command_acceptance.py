@@ -57,12 +57,18 @@ def test_a_first_point_at_the_start_near_the_reference_is_taken_without_a_jump()
     assert np.allclose(left.q, right.q, atol=1e-8) and np.allclose(left.qdot, right.qdot, atol=1e-6)
 
 
-def test_a_first_point_at_the_start_away_from_the_reference_is_refused_naming_the_joint():
+def test_a_first_point_at_the_start_away_from_the_current_positions_is_refused_naming_the_joint():
+    """Compared with the measured positions when given (as MoveIt compares), else the reference's."""
     r = reference()
     q0 = r.sample(0.0).q
     with pytest.raises(InputError, match=r"waypoint 0 is at the trajectory's start but joints \['b'\] are \[0\.02\] "
-                                         r"from the current reference \(start tolerance 0\.01\)"):
+                                         r"from their current positions \(start tolerance 0\.01\)"):
         r.command(0.0, moveit_points(q0 + [0.0, 0.02, 0.0], (1.0, q0 + 0.2)), now=0.0)
+    lagging = q0 + [0.0, 0.015, 0.0]                  # the arm behind its reference: MoveIt starts from the arm
+    r.command(0.0, moveit_points(lagging, (1.0, q0 + 0.2)), now=0.0, current=lagging)
+    assert np.array_equal(r.sample(0.0).q, q0)        # the reference does not jump to it
+    with pytest.raises(InputError, match=r"joints \['b'\] are \[0\.015\] from their current positions"):
+        r.command(0.0, moveit_points(q0, (1.0, q0 + 0.2)), now=0.0, current=lagging)
     r.start_tolerance = 0.05
     r.command(0.0, moveit_points(q0 + [0.0, 0.02, 0.0], (1.0, q0 + 0.2)), now=0.0)
 

@@ -7,6 +7,7 @@ share a domain.  Everything here is what a real client (or rqt) would do:
 publish on topics, subscribe, call parameter and lifecycle services.
 """
 import fcntl
+import functools
 import os
 import re
 import signal
@@ -153,14 +154,24 @@ class Client:
         self.joints = list(joints)
         self.commands, self.diagnostics = [], []
         self.poses_sent = 0
-        # as a robot stack publishes: joint_state_broadcaster reliable, motion capture best-effort
-        self.joint_pub = self.node.create_publisher(JointState, "/joint_states", 10)
-        self.pose_pub = self.node.create_publisher(PoseStamped, "/base_pose", qos_profile_sensor_data)
-        self.reliable_pose_pub = self.node.create_publisher(PoseStamped, "/base_pose", 10)
         self.node.create_subscription(Float64MultiArray, "/effort_controller/commands",
                                       lambda msg: self.commands.append((time.monotonic(), list(msg.data))), 100)
         self.node.create_subscription(DiagnosticArray, "/diagnostics",
                                       lambda msg: self.diagnostics.extend(msg.status), 100)
+
+    # Publishers as a robot stack's (joint_state_broadcaster reliable, motion capture best-effort), created
+    # when first used: a client that only watches is no second source of joint states (the node warns)
+    @functools.cached_property
+    def joint_pub(self):
+        return self.node.create_publisher(JointState, "/joint_states", 10)
+
+    @functools.cached_property
+    def pose_pub(self):
+        return self.node.create_publisher(PoseStamped, "/base_pose", qos_profile_sensor_data)
+
+    @functools.cached_property
+    def reliable_pose_pub(self):
+        return self.node.create_publisher(PoseStamped, "/base_pose", 10)
 
     def close(self):
         self.executor.shutdown()

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import yaml
 from helpers import node_sections
+from helpers.launch_files import node_launch
 
 from floating_base_control import FloatingBaseModel
 from floating_base_control.ros.params import controller_params, hopper_controller_params, hopper_sim_params, sim_params
@@ -49,7 +50,7 @@ def config():
     return node_sections(ROOT / "config" / "orbital_robot.yaml")
 
 
-@pytest.mark.parametrize("name", ["orbital_robot.yaml", "hopper.yaml"])
+@pytest.mark.parametrize("name", ["orbital_robot.yaml", "orbital_hardware.yaml", "hopper.yaml"])
 def test_every_configured_parameter_is_declared_with_its_type(name, specs):
     for node, section in node_sections(ROOT / "config" / name).items():
         for name, value in flatten(section).items():
@@ -81,6 +82,19 @@ def test_config_reproduces_the_default_scenario(config):
                  "qdot_noise", "seed"):
         assert sim[name] == getattr(s, name), name
     assert sim["q0"] == list(s.q0) and sim["mu0_omega_deg_s"] == list(s.mu0_omega_deg_s)
+
+
+def test_the_hardware_launch_holds_the_arm_and_the_simulation_launches_keep_the_demo():
+    """orbital_hardware.launch.py (its arguments at their defaults) gives no set-point or task and holds on
+    activation; orbital_sim.launch.py runs the demo: its set-points, not held."""
+    hardware = node_launch(ROOT / "launch" / "orbital_hardware.launch.py", "floating_base_controller")
+    params = hardware.parameters("floating_base_controller")
+    assert params["hold_on_activate"] is True and hardware.overrides["hold_on_activate"] is True
+    assert not [name for name in params if name.startswith(("setpoint.", "task"))], params
+    demo = node_launch(ROOT / "launch" / "orbital_sim.launch.py", "floating_base_controller")
+    params = demo.parameters("floating_base_controller")
+    assert params["hold_on_activate"] is False
+    assert [params[f"setpoint.{j}"] for j in params["joints"]] == list(OrbitalScenario().q_d)
 
 
 def launch_nodes(path):

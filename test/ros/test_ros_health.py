@@ -8,8 +8,11 @@ import pytest
 
 ros_harness = pytest.importorskip("helpers.ros_harness")
 
+import rclpy  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
+from geometry_msgs.msg import PoseStamped  # noqa: E402
 from lifecycle_msgs.msg import Transition  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 
 from helpers.orbital_node import JOINTS, PARAMS, Q, QDOT, controlling, lifecycle, stream_until  # noqa: E402
 
@@ -125,6 +128,28 @@ def test_a_lasting_fault_escalates_to_error_with_a_stable_message(ros):
     assert len({s.message for s in faults()}) <= 2, {s.message for s in faults()}
     durations = [float({kv.key: kv.value for kv in s.values}["fault_duration_s"]) for s in faults()]
     assert durations[-1] > 1.0 and durations == sorted(durations)
+    settle(ros)
+
+
+@pytest.mark.parametrize("topic, kind", [("/joint_states", JointState),
+                                         ("/floating_base_controller/target_pose", PoseStamped)])
+def test_another_publisher_on_an_input_shows_as_warn_with_the_publishers_names(ros, topic, kind):
+    """A second joint-state driver, or a second commander of targets (issue 24, item 6): WARN naming the
+    publishing nodes while it lasts (never ERROR, however long); OK again once it is gone."""
+    settle(ros)
+    n = len(ros.diagnostics)
+    mine = ros.node.create_publisher(kind, topic, 10)
+    other = rclpy.create_node("second_driver", context=ros.context)
+    theirs = other.create_publisher(kind, topic, 10)
+    text = f"{topic} has 2 publishers: /second_driver, /test_client (one expected)"
+    try:
+        assert stream_until(ros, lambda: says(ros, n, text, DiagnosticStatus.WARN)
+                            and len([s for s in statuses(ros, n) if text in s.message]) > 15)   # > error_after
+        assert not says(ros, n, text, DiagnosticStatus.ERROR)
+    finally:
+        other.destroy_publisher(theirs)
+        other.destroy_node()
+        ros.node.destroy_publisher(mine)
     settle(ros)
 
 
