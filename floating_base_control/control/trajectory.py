@@ -25,7 +25,11 @@ documented trajectory replacement takes it (ros2_controllers,
   dropped: the trajectory starts from the reference's state, which never jumps;
 * joints the trajectory does not name keep the reference's position at ``t_s``
   (joint_trajectory_controller's ``allow_partial_joints_goal``; whether partial goals
-  are allowed is the caller's choice).
+  are allowed is the caller's choice);
+* its last waypoint must be at rest, unless ``allow_moving_end`` (joint_trajectory_
+  controller's ``allow_nonzero_velocity_at_trajectory_end``, false by default since
+  Iron: a streaming client such as MoveIt Servo replaces each trajectory before its
+  end); after the end the last position is held.
 
 Joint_trajectory_controller itself (Jazzy) samples a trajectory whose stamp is in
 the past where it would be now, from its own points, which can make the command
@@ -223,7 +227,8 @@ class TrajectoryReference:
 
     ``position_limits`` ``(n, 2)``, ``velocity_limits`` and ``acceleration_limits`` ``(n,)`` bound what is
     tracked: a command that would leave them is refused and the current reference kept.  ``names`` (one
-    per joint) name the joints in the reasons; ``start_tolerance``: see the module doc.
+    per joint) name the joints in the reasons; ``start_tolerance`` and ``allow_moving_end``: see the module
+    doc.
     """
 
     def __init__(self, q0, position_limits, velocity_limits, acceleration_limits, t0=0.0, names=None):
@@ -233,6 +238,7 @@ class TrajectoryReference:
         self.n = self.velocity_limits.shape[0]
         self.names = list(names) if names is not None else list(range(self.n))
         self.start_tolerance = START_TOLERANCE
+        self.allow_moving_end = False
         q0 = check.vector("q0", q0, self.n)
         lo, hi = self.position_limits.T
         self._check_range("initial reference", q0, q0, lo, hi)
@@ -339,7 +345,7 @@ class TrajectoryReference:
     def _check_at_rest(self, last):
         """The last waypoint must be at rest, as joint_trajectory_controller requires by default (the reference
         stops there: a velocity left would be a step)."""
-        if last is None or last.velocities is None:
+        if last is None or last.velocities is None or self.allow_moving_end:
             return
         v = check.vector("last waypoint velocities", last.velocities, self.n)
         bad = np.flatnonzero(np.abs(v) > np.finfo(np.float32).eps)

@@ -108,11 +108,15 @@ class MotionCommands:
         if self.joint_task is not None:
             self.joint_task.gains = self.shape_gains
             self.joint_task.reference.acceleration_limits = self._acceleration_limits()
-            self.joint_task.reference.start_tolerance = p("trajectory.start_tolerance")
+            self._trajectory_options(self.joint_task.reference)
         if self.ee_task is not None:
             self.ee_task.gains = self.cartesian_gains
             self.ee_task.v_max, self.ee_task.w_max = p("end_effector.max_speed"), p("end_effector.max_angular_speed")
             self.ee_task.feedforward = p("end_effector.feedforward")
+
+    def _trajectory_options(self, reference):
+        reference.start_tolerance = self.node._p("trajectory.start_tolerance")
+        reference.allow_moving_end = self.node._p("trajectory.allow_nonzero_velocity_at_trajectory_end")
 
     def _acceleration_limits(self):
         return np.full(self.model.n, self.node._p("trajectory.max_acceleration"))
@@ -147,7 +151,7 @@ class MotionCommands:
             reference = TrajectoryReference(np.clip(q, *self.model.position_limits.T), self.model.position_limits,
                                             self.model.velocity_limits, self._acceleration_limits(), t0=now,
                                             names=self.joints)
-            reference.start_tolerance = self.node._p("trajectory.start_tolerance")
+            self._trajectory_options(reference)
             self.joint_task = JointTask(self.model, reference, self.shape_gains)
             return self.joint_task
         p = self.node._p

@@ -188,6 +188,9 @@ def motion_params():
                   "allowed_start_tolerance)", (0.0, 1.0)),
         ParamSpec("trajectory.allow_partial_joints_goal", False, "accept trajectories that name only some joints: "
                   "the others keep their position (joint_trajectory_controller's allow_partial_joints_goal)"),
+        ParamSpec("trajectory.allow_nonzero_velocity_at_trajectory_end", False, "accept trajectories whose last "
+                  "point moves (a streaming client such as MoveIt Servo); the reference then stops at its end "
+                  "(joint_trajectory_controller's parameter of the same name)"),
         ParamSpec("reference.max_age", 1.0, "set-points (~/reference) and targets stamped earlier than this (s) "
                   "are refused as stale (a trajectory: only if it ends in the past, as in "
                   "joint_trajectory_controller)", (0.001, 3600.0)),

@@ -109,6 +109,9 @@ def test_a_start_point_alone_or_times_that_do_not_increase_are_refused():
         r.command(0.0, [Waypoint(-0.1, q0), Waypoint(0.5, q0 + 0.1)], now=0.0)
     with pytest.raises(InputError, match=r"the last waypoint's velocities must be zero \(joints \['a'\]"):
         r.command(0.0, [Waypoint(1.0, q0 + 0.1, [0.05, 0.0, 0.0])], now=0.0)
+    r.allow_moving_end = True                   # a streaming client: stopped at the end, held there
+    r.command(0.0, [Waypoint(1.0, q0 + 0.1, [0.05, 0.0, 0.0])], now=0.0)
+    assert np.allclose(r.sample(1.0 - 1e-9).qdot, [0.05, 0.0, 0.0]) and not r.sample(1.0).qdot.any()
 
 
 # -- joints: partial goals, any order -----------------------------------------------------------------

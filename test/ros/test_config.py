@@ -97,6 +97,46 @@ def test_the_hardware_launch_holds_the_arm_and_the_simulation_launches_keep_the_
     assert [params[f"setpoint.{j}"] for j in params["joints"]] == list(OrbitalScenario().q_d)
 
 
+#: The modules whose publishers and subscriptions each node has.
+NODE_MODULES = {"floating_base_controller": ["orbital_controller", "controller_base", "motion_commands"],
+                "mujoco_sim": ["orbital_sim"], "hopper_controller": ["hopper_controller", "controller_base"],
+                "hopper_sim": ["hopper_sim"]}
+#: What rclpy adds to every node (rosout, parameter events, /clock for use_sim_time, lifecycle transitions).
+RCLPY_TOPICS = {"publish": {"rosout", "/parameter_events", "~/transition_event"},
+                "subscribe": {"/parameter_events", "/clock"}}
+
+
+def code_topics(node, specs):
+    """``{"publish": names, "subscribe": names}`` of the node's code: literal names and ``*_topic`` parameters
+    (at their defaults) of its ``create_*publisher`` and ``create_subscription`` calls."""
+    out = {"publish": set(), "subscribe": set()}
+    for module in NODE_MODULES[node]:
+        tree = ast.parse((ROOT / "floating_base_control" / "ros" / f"{module}.py").read_text())
+        for call in ast.walk(tree):
+            method = getattr(call.func, "attr", "") if isinstance(call, ast.Call) else ""
+            if method in ("create_publisher", "create_lifecycle_publisher", "create_subscription"):
+                name = call.args[1]
+                name = name.value if isinstance(name, ast.Constant) else specs[node][name.args[0].value].default
+                out["subscribe" if method == "create_subscription" else "publish"].add(name)
+    return out
+
+
+def test_the_sros2_policy_allows_each_node_exactly_the_topics_its_code_uses(specs):
+    """config/sros2_policy.xml (docs/ROS.md; untested with DDS-Security here) against the nodes' code."""
+    import xml.etree.ElementTree as ET
+    enclaves = ET.parse(ROOT / "config" / "sros2_policy.xml").getroot().find("enclaves")
+    assert sorted(e.get("path") for e in enclaves) == sorted(f"/floating_base_control/{n}" for n in NODE_MODULES)
+    for enclave in enclaves:
+        profile = enclave.find("profiles/profile")
+        node = profile.get("node")
+        allowed = {kind: {t.text for topics in profile.findall("topics") if topics.get(kind) == "ALLOW"
+                          for t in topics} for kind in ("publish", "subscribe")}
+        used = code_topics(node, specs)
+        for kind in used:
+            assert used[kind] <= allowed[kind], (node, kind, used[kind] - allowed[kind])
+            assert allowed[kind] - used[kind] <= RCLPY_TOPICS[kind], (node, kind, allowed[kind] - used[kind])
+
+
 def launch_nodes(path):
     """``(package, executable, parameter dicts, remappings)`` of every ``Node(...)`` in a launch file."""
     tree = ast.parse(path.read_text())
