@@ -119,8 +119,8 @@ def body_twist(ws, fid, q, qdot, mu):
 def shape_velocity_for(model, ws, fid, q, g_e, V_e, h):
     """``(qdot, s, Vt)``: the minimum-norm shape velocity that gives {e}, at world pose ``g_e``, the body twist
     ``V_e`` while the system carries the spatial momentum ``h`` (world axes): ``J* qdot = V_e - Ad_1e^-1 mu``
-    with the base at ``g1 = g_e g_1e(q)^-1`` and ``mu = M_b^-1 Ad_g1^T h`` (Defs. 2 and 3); ``s`` and ``Vt``:
-    the singular values and right singular vectors of ``J*``."""
+    with the base at ``g1 = g_e g_1e(q)^-1`` and ``mu = M_b^-1 Ad_g1^T h`` ([Mishra2023] Defs. 2 and 3);
+    ``s`` and ``Vt``: the singular values and right singular vectors of ``J*``."""
     g_1e, J_e = frame_kinematics(ws, fid, q)
     locked_inertia_factor(model, ws.inertia, q)
     mu = np.linalg.solve(ws.inertia.M_b[np.ix_(SWAP, SWAP)], Ad(g_e @ inv(g_1e)).T @ h)

@@ -182,8 +182,8 @@ class MotionCommands:
         (``TrajectoryReference.command``), not one stamped before ``reference.max_age``."""
         try:
             self._needs("joint", "joint trajectory")
-            now = self.node.now()
-            waypoints, given = waypoints_from_msg(msg, self.joints, self.node._p("trajectory.allow_partial_joints_goal"))
+            now, partial = self.node.now(), self.node._p("trajectory.allow_partial_joints_goal")
+            waypoints, given = waypoints_from_msg(msg, self.joints, partial)
             self.joint_task.reference.command(m.stamp_to_seconds(msg.header.stamp) or now, waypoints, now, given,
                                               self.node.q)
             self.accepted += 1
