@@ -1,0 +1,765 @@
+"""Turn the base with the joints: a reorientation planner from curvature, landing on the exact eq. 9.
+
+A free-floating robot at zero momentum turns its base by moving its joints along closed loops: the
+net rotation of a loop (its holonomy) is what [Mishra2023] eq. 9 integrates, and for small loops the
+area integral of the curvature (Theorem 2, eq. 11).  :func:`plan_reorientation` inverts this:
+
+1. **Joints and first loop (curvature, eq. 11).**  The curvature at the start shape projected on the
+   target axis is a 2-form ``F_theta`` on the joints; a small loop ``q0 + a (cos s - 1) + b sin s``
+   turns the base about the axis by ``-pi a^T F_theta b`` (Stokes).  In joint coordinates scaled by the
+   speed limits, the largest singular pair of ``F_theta`` is the best such plane; its largest-weight
+   joints are the loop's joints and the plane, scaled to the position limits, is the first guess.
+2. **The fastest loop (exact eq. 9).**  A truncated Fourier series per joint [Fernandes1994] is
+   optimized (SLSQP) for the rotation about the axis per second at constant path speed, with no
+   rotation about the two other axes, within the position, speed and acceleration limits (each an
+   aggregate over dense samples).  The holonomy is the exact eq. 9 (``holonomy.py``), its gradient the
+   curvature transported along the loop (Theorem 2), not finite differences.
+3. **Landing (exact eq. 9).**  ``N`` cycles of one loop turn the base by ``H^N``; with
+   ``log H = theta / N`` exactly (``theta`` the target's rotation vector, ``N`` the smallest number of
+   cycles of the fastest loop that reach it) ``H^N`` is the target.  Gauss-Newton on the loop's
+   coefficients (minimum-norm steps, the curvature gradient) solves ``log H = theta / N`` to round-off.
+   All cycles are the same loop, so there is no fractional last cycle; rotations about any axis come
+   from one loop in several joints (its projected areas in the joint planes combine, including the
+   non-commuting parts that eq. 11 misses).
+4. **Timing.**  The ``N`` cycles are timed as one path from rest to rest, time-optimally within the
+   speed and acceleration limits [Pham2018] (``timing.py``); at zero momentum the rotation depends on
+   the path only, so the timing does not change it.  A different final shape adds a straight move at
+   the end, whose own rotation the loops compensate.
+5. **Prediction.**  The base attitude along the timed trajectory by eq. 9 (with the momentum's drift if
+   there is momentum), at the trajectory's samples.
+
+:func:`naive_baseline` is the comparison: the best single circle of the CCF maps (Algorithm 1) in one
+joint plane, repeated.
+"""
+import math
+import time
+from itertools import combinations
+from typing import NamedTuple
+
+import numpy as np
+from scipy.interpolate import RegularGridInterpolator
+from scipy.optimize import minimize
+
+from .. import validation as check
+from ..analysis.locomotion import ccf_map
+from ..dynamics.centroidal import inertia_at_com
+from ..validation import InputError
+from .holonomy import (attitudes_along, centroidal_angular_momentum, loop_holonomy_gradient, path_rotation,
+                       right_jacobian_inverse, rotation_matrix, rotation_vector)
+from .paths import FourierLoop, LinePath
+from .timing import Hold, TimedPath, Trajectory, time_path
+
+#: Joint position margin (rad) inside the limits, by default.
+DEFAULT_MARGIN = 0.05
+#: Without acceleration limits (URDFs have none), a joint reaches its speed limit from rest in this time
+#: (s): 7.25 rad/s^2 on the Panda's joints 1-4, under Franka's published 7.5-20 rad/s^2.
+ACCELERATION_TIME = 0.3
+#: Fourier harmonics per joint of the loop.
+HARMONICS = 3
+#: Joints in the loop (the strongest for the axis by curvature, unless given).
+LOOP_JOINTS = 4
+#: RKMK4 steps per cycle: in the search (~1e-5 relative), and when landing (at first).
+SEARCH_STEPS, LANDING_STEPS = 16, 64
+#: SLSQP iterations: choosing among the first guesses (one harmonic), the search and the landing; and
+#: the tolerance on the objective (relative).
+SELECTION_ITERATIONS, SEARCH_ITERATIONS, SEARCH_TOLERANCE = 25, 100, 1e-6
+#: Samples per cycle of the limit constraints, and the sharpness (1/rad, 1/(rad/rad)) of their soft minimum.
+CONSTRAINT_SAMPLES, SHARPNESS = 128, 300.0
+#: Samples per cycle at which a landed loop's positions are checked.
+CHECK_SAMPLES = 4096
+#: Timing grid intervals per cycle.
+TIMING_INTERVALS = 256
+#: Rotation-vector tolerance (rad) of one cycle when landing, and of the integration's discretization (the
+#: landing integration's steps double, up to MAX_LANDING_STEPS, until doubling changes less).
+LANDING_TOLERANCE, DISCRETIZATION_TOLERANCE, MAX_LANDING_STEPS = 1e-11, 1e-9, 1024
+#: Gauss-Newton iterations allowed when landing.
+LANDING_ITERATIONS = 12
+#: The fastest loop's rotation about other axes, relative to that about the axis, above which the joints are
+#: taken to be unable to turn the base about the axis alone (the landing then removes the rest exactly).
+OFF_AXIS_TOLERANCE = 0.05
+#: Refuse targets that need more cycles than this.
+MAX_CYCLES = 400
+#: With momentum: the drift's time step (s) and the end-time grid's; the plans screened; the loops' rate
+#: discount when screening end times; the slack kept for the corrections; the fixed-point iterations.
+DRIFT_STEP, MOMENTUM_SEARCHES, RATE_SCREEN, MOMENTUM_SLACK, MOMENTUM_ITERATIONS = 0.05, 4, 0.9, 0.05, 12
+#: Longest plan with momentum (s).
+MAX_DURATION = 300.0
+#: Sample period (s) of the plan's trajectory and attitude.
+SAMPLE_PERIOD = 0.01
+#: The baseline's CCF grid (points per joint) and the circles it checks on the exact eq. 9.
+BASELINE_GRID, BASELINE_CANDIDATES = 15, 8
+FRAMES = ("base", "world")
+
+
+# -- targets ---------------------------------------------------------------------------------------
+
+def rotation_from_axis_angle(axis, angle, frame="base", start_attitude=None):
+    """The target rotation ``R = R1(0)^T R1(T)`` (base frame at the start) of turning by ``angle`` (rad)
+    about ``axis``, given in the base frame at the start or in the world frame (then ``start_attitude``,
+    the base's attitude ``R1(0)`` in the world, is needed)."""
+    axis = check.vector("axis", axis, 3)
+    norm = np.linalg.norm(axis)
+    if norm < 1e-12:
+        raise InputError("axis must be a non-zero vector")
+    angle = float(check.vector("angle", [angle], 1)[0])
+    return _in_base_frame(rotation_matrix(axis / norm * angle), frame, start_attitude)
+
+
+def rotation_from_quaternion(quaternion, frame="base", start_attitude=None):
+    """The target rotation of the unit quaternion ``(x, y, z, w)`` (ROS order), a rotation in the base frame
+    at the start or in the world frame (see :func:`rotation_from_axis_angle`)."""
+    q = check.vector("quaternion", quaternion, 4)
+    norm = np.linalg.norm(q)
+    if abs(norm - 1.0) > 1e-6:
+        raise InputError(f"quaternion must have unit norm, got {norm:.6g}")
+    x, y, z, w = q / norm
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    return _in_base_frame(R, frame, start_attitude)
+
+
+def relative_rotation(target_attitude, start_attitude):
+    """The target rotation ``R1(0)^T R1_target`` of an absolute attitude target (both in the world)."""
+    return _rotation("start_attitude", start_attitude).T @ _rotation("target_attitude", target_attitude)
+
+
+def _in_base_frame(R, frame, start_attitude):
+    if frame not in FRAMES:
+        raise InputError(f"frame must be one of {FRAMES}, got {frame!r}")
+    if frame == "base":
+        return R
+    if start_attitude is None:
+        raise InputError("a rotation in the world frame needs start_attitude (the base's attitude in the world)")
+    R0 = _rotation("start_attitude", start_attitude)
+    return R0.T @ R @ R0
+
+
+def _rotation(name, R, tol=1e-6):
+    R = check.array(name, R, (3, 3))
+    if np.abs(R.T @ R - np.eye(3)).max() > tol or np.linalg.det(R) < 0:
+        raise InputError(f"{name} is not a rotation matrix (orthonormal, determinant +1; tolerance {tol})")
+    return R
+
+
+def rotation_angle(R):
+    """The angle (rad) of a rotation matrix."""
+    return float(np.linalg.norm(rotation_vector(R)))
+
+
+# -- limits ------------------------------------------------------------------------------------------
+
+class JointLimits(NamedTuple):
+    """The limits a plan keeps: positions already narrowed by the margin."""
+
+    lower: np.ndarray            #: (n,) lowest position allowed (limit + margin), rad
+    upper: np.ndarray            #: (n,) highest position allowed (limit - margin), rad
+    velocity: np.ndarray         #: (n,) speed limits, rad/s
+    acceleration: np.ndarray     #: (n,) acceleration limits, rad/s^2
+    margin: float                #: rad
+
+
+def joint_limits(model, margin=DEFAULT_MARGIN, position_limits=None, velocity_limits=None,
+                 acceleration_limits=None):
+    """:class:`JointLimits` from the model's URDF limits, or the given ones (``(n, 2)`` positions; ``(n,)``
+    or a scalar for speeds and accelerations).  Accelerations default to ``velocity / ACCELERATION_TIME``."""
+    n = model.n
+    margin = float(check.vector("margin", [margin], 1)[0])
+    if margin < 0:
+        raise InputError(f"margin must be >= 0, got {margin}")
+    pos = model.position_limits if position_limits is None else np.asarray(position_limits, dtype=float)
+    if pos.shape != (n, 2) or np.isnan(pos).any():
+        raise InputError(f"position_limits must be ({n}, 2) without NaN, got shape {pos.shape}")
+    vel = _per_joint(model, "velocity_limits", model.velocity_limits if velocity_limits is None
+                     else velocity_limits)
+    acc = _per_joint(model, "acceleration_limits", vel / ACCELERATION_TIME if acceleration_limits is None
+                     else acceleration_limits)
+    lower, upper = pos[:, 0] + margin, pos[:, 1] - margin
+    narrow = np.flatnonzero(~(upper > lower))
+    if narrow.size:
+        j = narrow[0]
+        raise InputError(f"the margin {margin} rad leaves no room to move {model.joint_names[j]} "
+                         f"(limits {pos[j].tolist()})")
+    return JointLimits(lower, upper, vel, acc, margin)
+
+
+def _per_joint(model, name, value):
+    v = np.broadcast_to(np.asarray(value, dtype=float), (model.n,)).copy()
+    bad = np.flatnonzero(~(np.isfinite(v) & (v > 0)))
+    if bad.size:
+        j = bad[0]
+        raise InputError(f"{name}: {model.joint_names[j]} has {v[j]!r}; a plan needs a finite positive limit "
+                         f"for every joint (the URDF gives none: pass {name})")
+    return v
+
+
+# -- the plan ----------------------------------------------------------------------------------------
+
+class ReorientationPlan:
+    """A joint trajectory that turns the base by ``target``, and what eq. 9 predicts along it.
+
+    ``times``, ``positions``, ``velocities``, ``accelerations``: the trajectory sampled every
+    ``SAMPLE_PERIOD`` (and at its end); :meth:`evaluate` gives it at any time.  ``attitudes``: the
+    predicted base rotation ``R1(0)^T R1(t)`` at ``times``.  ``loop``: one cycle of the loop, repeated
+    ``cycles`` times.
+    """
+
+    def __init__(self, model, trajectory, target, loop, cycles, loop_rotation, limits, momentum=None,
+                 sample_period=SAMPLE_PERIOD, name="planner"):
+        self.joint_names = model.joint_names
+        self.trajectory, self.target, self.loop, self.cycles = trajectory, target, loop, cycles
+        self.loop_rotation = loop_rotation    #: rotation vector (rad) of one cycle at zero momentum
+        self.limits, self.name = limits, name
+        self.planning_time = None             #: s, set by the planner when the plan is complete
+        self.duration = trajectory.duration
+        self.times = np.append(np.arange(0.0, self.duration, sample_period), self.duration)
+        if self.times[-1] - self.times[-2] < 1e-9:
+            self.times = self.times[:-1]
+        self.positions, self.velocities, self.accelerations = trajectory.evaluate(self.times)
+        self.attitudes = attitudes_along(model, trajectory, self.times, momentum)
+        self.predicted_rotation = self.attitudes[-1]
+
+    def evaluate(self, t):
+        """``(q, qdot, qddot)`` at time(s) ``t`` (s from the plan's start)."""
+        return self.trajectory.evaluate(t)
+
+    @property
+    def error(self):
+        """Angle (rad) of ``target^T predicted_rotation``."""
+        return rotation_angle(self.target.T @ self.predicted_rotation)
+
+    @property
+    def rotation_per_cycle(self):
+        """Rotation (rad) about the target axis per cycle of the loop (predicted, eq. 9)."""
+        return self.loop_rotation @ self.axis if self.cycles else 0.0
+
+    @property
+    def axis(self):
+        phi = rotation_vector(self.target)
+        return phi / max(np.linalg.norm(phi), 1e-300)
+
+    def summary(self):
+        """The plan's numbers (degrees, seconds) as a flat dict."""
+        pos_margin = np.minimum(self.positions - self.limits.lower, self.limits.upper - self.positions).min()
+        return {"name": self.name,
+                "target_rotation_deg": math.degrees(rotation_angle(self.target)),
+                "predicted_error_deg": math.degrees(self.error),
+                "cycles": self.cycles, "duration_s": self.duration, "planning_time_s": self.planning_time,
+                "rotation_per_cycle_deg": math.degrees(self.rotation_per_cycle),
+                "rotation_rate_deg_s": math.degrees(rotation_angle(self.target)) / self.duration,
+                "loop_joints": [self.joint_names[j] for j in self.loop.joints] if self.loop is not None else [],
+                "max_joint_speed_ratio": float((np.abs(self.velocities) / self.limits.velocity).max()),
+                "max_joint_acceleration_ratio": float((np.abs(self.accelerations) / self.limits.acceleration).max()),
+                "min_joint_limit_margin_rad": float(pos_margin + self.limits.margin),
+                "min_margin_beyond_required_rad": float(pos_margin)}
+
+
+# -- the planner -------------------------------------------------------------------------------------
+
+def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None, margin=DEFAULT_MARGIN,
+                       position_limits=None, velocity_limits=None, acceleration_limits=None,
+                       harmonics=HARMONICS, loop_joints=LOOP_JOINTS, cycles=None, max_cycles=MAX_CYCLES,
+                       max_duration=MAX_DURATION, sample_period=SAMPLE_PERIOD):
+    """A :class:`ReorientationPlan` that turns the base by ``target`` (3x3, ``R1(0)^T R1(T)``: see
+    :func:`rotation_from_axis_angle`) from shape ``q0``, ending at ``q_final`` (default ``q0``).
+
+    ``mu``: the locked velocity ``[omega; v]`` at the start (the base's twist if the joints were at rest;
+    default zero).  With momentum the base drifts; the plan waits at ``q0`` first, then moves, so that the
+    attitude at its end (at most ``max_duration`` s) is the target (:func:`_momentum_plan`).
+    ``joints``: names or indices of the joints the loops may use (default all).  ``cycles``: the number of
+    loop cycles to try first (default: the fewest the fastest loop needs).  Limits: see :func:`joint_limits`.
+    Method: the module doc.  Raises :class:`InputError` with the reason if the target cannot be reached
+    within the limits.
+    """
+    start = time.perf_counter()
+    q0 = check.vector("q0", q0, model.n)
+    target = _rotation("target", target)
+    limits = joint_limits(model, margin, position_limits, velocity_limits, acceleration_limits)
+    q_final = q0 if q_final is None else check.vector("q_final", q_final, model.n)
+    for name, q in (("q0", q0), ("q_final", q_final)):
+        _check_within(model, name, q, limits)
+    loops = _LoopSearch(model, q0, _joint_indices(model, joints), limits, harmonics, loop_joints, max_cycles)
+    moves = [] if np.array_equal(q_final, q0) else [LinePath(q0, q_final)]
+    R_moves = path_rotation(model, loops.ws, moves[0], LANDING_STEPS) if moves else np.eye(3)
+    k = None if mu is None else centroidal_angular_momentum(model, q0, check.vector("mu", mu, 6))
+    if k is None or not k.any():
+        loop, n, phi = loops.land(rotation_vector(target @ R_moves.T), cycles)
+        trajectory, k = _trajectory(q0, loop, moves, limits), None
+    else:
+        loop, n, phi, trajectory = _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles,
+                                                  max_duration)
+    plan = ReorientationPlan(model, trajectory, target, None if loop is None else loop.with_coefficients(
+        loop.coefficients, 1), n, phi, limits, k, sample_period)
+    plan.planning_time = time.perf_counter() - start
+    return plan
+
+
+def _trajectory(q0, loop, moves, limits, wait=0.0):
+    """Wait at ``q0``, the loop's cycles, then the moves, each timed from rest to rest."""
+    v, a = limits.velocity, limits.acceleration
+    pieces = [Hold(q0, wait)]
+    if loop is not None:
+        pieces.append(TimedPath(loop, time_path(loop, v, a, TIMING_INTERVALS * loop.cycles)))
+    pieces += [TimedPath(p, time_path(p, v, a, TIMING_INTERVALS)) for p in moves]
+    if all(p.duration <= 0 for p in pieces):
+        pieces = [Hold(q0, SAMPLE_PERIOD)]
+    return Trajectory(pieces)
+
+
+def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, max_duration):
+    """``(loop, cycles, phi, trajectory)`` ending at the target with the angular momentum ``k`` about the CoM.
+
+    The base drifts: with the joints at rest it turns as the locked rigid body, ``D(t)`` (eq. 9 with the
+    joints still, integrated once).  Were the locked inertia isotropic, the drift and the joints'
+    zero-momentum rotation ``G`` would compose exactly, ``R1(T) = D(T) G``: the spin about the conserved
+    momentum is the same whatever the joints do (the dynamic and the geometric phase [Shammas2007]).  So
+    the joints must add ``G(T) = D(T)^T target`` by the end ``T``.  The plan takes the first ``T`` of a grid
+    at which the loops for ``G(T)`` fit in time (screened with the loops' rate, then planned), waits at
+    ``q0`` for the rest of ``T``, and corrects ``G`` for the real, anisotropic inertia by the fixed point
+    ``G <- G R1(T)^T target`` on the exact prediction, ``T`` fixed (the wait absorbs the loops' timing).
+    """
+    grid = np.arange(0.0, max_duration + DRIFT_STEP / 2, DRIFT_STEP)
+    drift = attitudes_along(model, Trajectory([Hold(q0, grid[-1])]), grid, k)
+    needed = np.einsum("tji,jk->tik", drift, target) @ R_moves.T           # D(T)^T target, then the moves
+    angles = np.array([rotation_angle(G) for G in needed])
+    move_time = sum(time_path(p, limits.velocity, limits.acceleration, TIMING_INTERVALS).duration for p in moves)
+    rate = RATE_SCREEN * loops.for_axis(rotation_vector(target @ R_moves.T)).best.rate
+    for _ in range(MOMENTUM_SEARCHES):
+        fits = np.flatnonzero(grid * (1 - MOMENTUM_SLACK) >= move_time + angles / rate)
+        if fits.size == 0:
+            break
+        i = fits[0]
+        search = loops.for_axis(rotation_vector(needed[i]))
+        loop, n, _ = search.land(rotation_vector(needed[i]), cycles)
+        loop_time = _trajectory(q0, loop, [], limits).duration
+        if loop_time + move_time <= grid[i]:
+            return _momentum_corrected(model, q0, target, k, search, n, moves, R_moves, limits, grid[i],
+                                       needed[i] @ R_moves)
+        rate = min(rate, angles[i] / loop_time) * RATE_SCREEN
+    drift_rate = math.degrees(np.linalg.norm(_locked_angular_velocity(model, q0, k)))
+    raise InputError(f"with the momentum (angular momentum {np.round(k, 4).tolist()} N m s about the CoM, a drift "
+                     f"of {drift_rate:.3g} deg/s at rest), the loops reach the target at no end time within "
+                     f"max_duration {max_duration} s")
+
+
+def _momentum_corrected(model, q0, target, k, search, cycles, moves, R_moves, limits, end, G):
+    """The fixed point of :func:`_momentum_plan` from the joints' rotation ``G`` (loops, then moves)."""
+    best = None
+    for _ in range(MOMENTUM_ITERATIONS):
+        loop, n, phi = search.land(rotation_vector(G @ R_moves.T), cycles)
+        loop_time = _trajectory(q0, loop, moves, limits).duration
+        if loop_time > end:
+            break
+        trajectory = _trajectory(q0, loop, moves, limits, wait=end - loop_time)
+        R_end = attitudes_along(model, trajectory, [0.0, trajectory.duration], k)[-1]
+        error = rotation_angle(target.T @ R_end)
+        if best is None or error < best[0]:
+            best = (error, (loop, n, phi, trajectory))
+        if error < LANDING_TOLERANCE * max(n, 1):
+            break
+        G = G @ R_end.T @ target
+    if best is None:
+        raise InputError(f"the loops for the momentum's end time {end:.4g} s outgrow it")
+    return best[1]
+
+
+def _locked_angular_velocity(model, q0, k):
+    """``omega_mu = I_c(q0)^-1 k``: the base's angular velocity with the joints at rest (start axes)."""
+    return np.linalg.solve(inertia_at_com(model.kinematics(q0)), k)
+
+
+class _LoopSearch:
+    """The fastest loops for any axis (searched on demand, cached) and the loops landing on a rotation."""
+
+    def __init__(self, model, q0, allowed, limits, harmonics, loop_joints, max_cycles):
+        self.model, self.q0, self.allowed, self.limits = model, q0, allowed, limits
+        self.harmonics, self.loop_joints, self.max_cycles = harmonics, loop_joints, max_cycles
+        self.ws = model.create_data()
+
+    def for_axis(self, theta):
+        return _AxisLoops(self, theta / np.linalg.norm(theta))
+
+    def land(self, theta, cycles=None):
+        """``(loop, cycles, phi)`` turning the base by ``exp(theta)`` at zero momentum (``(None, 0, 0)`` for
+        no rotation)."""
+        if np.linalg.norm(theta) < LANDING_TOLERANCE:
+            return None, 0, np.zeros(3)
+        return self.for_axis(theta).land(theta, cycles)
+
+
+class _AxisLoops:
+    """The fastest loop about ``axis`` (first guesses from curvature, then the search of the module doc)."""
+
+    def __init__(self, loops, axis):
+        self.loops, self.axis = loops, axis
+        model, q0, limits = loops.model, loops.q0, loops.limits
+        self.joints = _loop_joints(model, q0, axis, loops.allowed, limits, loops.loop_joints)
+        family = _LoopFamily(model, q0, self.joints, 1, limits, axis)
+        best = max((family.fastest(x0, iterations=SELECTION_ITERATIONS) for x0 in family.stokes_guesses()),
+                   key=lambda r: r.rate)
+        if loops.harmonics > 1:
+            family = _LoopFamily(model, q0, self.joints, loops.harmonics, limits, axis)
+            best = family.fastest(family.padded(best))
+        self.family, self.best = family, best
+
+    @property
+    def per_cycle(self):
+        return float(self.best.phi @ self.axis)
+
+    def land(self, theta, cycles=None):
+        """``(loop, cycles, phi)``: ``cycles`` cycles of ``loop`` turn the base by ``exp(theta)``, ``phi =
+        theta / cycles`` each (zero momentum); ``cycles`` is the fewest the fastest loop needs, or at
+        least the given number."""
+        max_cycles = self.loops.max_cycles
+        names = [self.loops.model.joint_names[j] for j in self.joints]
+        needed = np.linalg.norm(theta) / max(self.per_cycle, 1e-300)
+        if self.best.off_axis > OFF_AXIS_TOLERANCE * self.per_cycle or needed > max_cycles:
+            raise InputError(f"the joints {names} cannot turn the base about {np.round(self.axis, 4).tolist()} "
+                             f"within the limits: the best loop turns {math.degrees(self.per_cycle):.3g} deg per "
+                             f"cycle about it (and {math.degrees(self.best.off_axis):.3g} deg about other axes); "
+                             f"{math.degrees(np.linalg.norm(theta)):.4g} deg would need {needed:.4g} cycles "
+                             f"(max_cycles {max_cycles})")
+        first = cycles or max(1, math.ceil(needed - 1e-9))
+        for n in range(first, max_cycles + 1):
+            c = self.family.landed(self.best, theta / n)
+            if c is not None:
+                return self.family.loop(c, n), n, theta / n
+        raise InputError(f"no loop of the joints {names} lands on the target within the limits in {first} to "
+                         f"{max_cycles} cycles")
+
+
+def _check_within(model, name, q, limits):
+    bad = np.flatnonzero((q < limits.lower) | (q > limits.upper))
+    if bad.size:
+        j = bad[0]
+        raise InputError(f"{name}: {model.joint_names[j]} = {q[j]:.4g} rad is outside its limits minus the "
+                         f"margin [{limits.lower[j]:.4g}, {limits.upper[j]:.4g}]")
+
+
+def _joint_indices(model, joints):
+    if joints is None:
+        return np.arange(model.n)
+    out = []
+    for j in joints:
+        if isinstance(j, str):
+            if j not in model.joint_names:
+                raise InputError(f"joints: unknown joint {j!r} (the model's: {list(model.joint_names)})")
+            out.append(model.joint_names.index(j))
+        elif isinstance(j, (int, np.integer)) and 0 <= j < model.n:
+            out.append(int(j))
+        else:
+            raise InputError(f"joints: {j!r} is neither a joint name nor an index in [0, {model.n})")
+    out = np.unique(out)
+    if len(out) < 2:
+        raise InputError(f"joints: a loop needs at least two joints, got {[model.joint_names[j] for j in out]}")
+    return out
+
+
+def _loop_joints(model, q0, axis, allowed, limits, count):
+    """The ``count`` allowed joints with the largest weight in the best Stokes plane for ``axis`` (see
+    :meth:`_LoopFamily.stokes_guesses`)."""
+    if len(allowed) <= count:
+        return allowed
+    U, _, Vt = np.linalg.svd(_stokes_form(model, q0, axis, allowed, limits))
+    weight = U[:, 0] ** 2 + Vt[0] ** 2
+    return np.sort(allowed[np.argsort(weight)[::-1][:count]])
+
+
+def _stokes_form(model, q0, axis, joints, limits):
+    """``S = -D F_theta D``: the rotation about ``axis`` per unit area of a small loop (eq. 11, Theorem 2),
+    as a bilinear form on joint offsets scaled by the speed limits ``D``: ``q = q0 + D (alpha (cos s - 1)
+    + beta sin s)`` turns the base by ``pi alpha^T S beta`` to first order in the area."""
+    F = np.einsum("a,aij->ij", axis, model.curvature_tensor(q0)[:3])[np.ix_(joints, joints)]
+    D = limits.velocity[joints]
+    return -(D[:, None] * F * D[None, :])
+
+
+class _Lazy:
+    """A value computed when called (SLSQP asks for gradients only at its iterates, not in line searches)."""
+
+    def __init__(self, compute):
+        self.compute = compute
+
+    def __call__(self):
+        return self.compute()
+
+
+class _Fastest(NamedTuple):
+    x: np.ndarray          #: [coefficients (raveled); tau], tau = seconds per radian of the loop parameter
+    phi: np.ndarray        #: rotation vector of one cycle
+    rate: float            #: rotation about the axis per second at constant path speed (rad/s)
+    off_axis: float        #: rotation about the other axes per cycle (rad)
+
+
+class _LoopFamily:
+    """Fourier loops of ``harmonics`` harmonics in ``joints`` based at ``q0``: their holonomy about ``axis``
+    with its gradient, and their limits as soft-minimum constraints over dense samples."""
+
+    def __init__(self, model, q0, joints, harmonics, limits, axis):
+        self.model, self.ws, self.axis, self.limits = model, model.create_data(), axis, limits
+        self.template = FourierLoop(q0, joints, np.zeros((2 * harmonics, len(joints))))
+        self.shape = self.template.coefficients.shape
+        self.off_axes = np.linalg.svd(axis[None])[2][1:]
+        self.B = self.template.basis(np.linspace(0, 2 * np.pi, CONSTRAINT_SAMPLES, endpoint=False))
+        self.dense = self.template.basis(np.linspace(0, 2 * np.pi, CHECK_SAMPLES, endpoint=False))[0]
+        self.q0, self.lo, self.hi = q0[joints], limits.lower[joints], limits.upper[joints]
+        self.v, self.a = limits.velocity[joints], limits.acceleration[joints]
+        self._cache = {}
+
+    def loop(self, c, cycles=1):
+        return self.template.with_coefficients(np.reshape(c, self.shape), cycles)
+
+    def rotation(self, c, steps=SEARCH_STEPS):
+        """``phi``: the rotation vector of one cycle (one CRBA per integration node; cached)."""
+        return self._cached(("phi", c.tobytes(), steps),
+                            lambda: rotation_vector(path_rotation(self.model, self.ws, self.loop(c), steps)))
+
+    def rotation_jacobian(self, c):
+        """``dphi/dc`` (3, 2K x J) from the curvature along the loop (cached)."""
+        def compute():
+            H, G = loop_holonomy_gradient(self.model, self.ws, self.loop(c), SEARCH_STEPS)
+            return right_jacobian_inverse(rotation_vector(H)) @ G
+        return self._cached(("dphi", c.tobytes()), compute)
+
+    def _cached(self, key, compute):
+        if key not in self._cache:
+            if len(self._cache) > 32:
+                self._cache.clear()
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    # -- first guesses and the search --
+
+    def stokes_guesses(self):
+        """The best plane of :func:`_stokes_form` as a circle-like loop, centred on either side of ``q0``,
+        scaled to 90 % of the room the position limits leave, at the constant path speed the limits allow."""
+        U, _, Vt = np.linalg.svd(_stokes_form(self.model, self.template.q_base, self.axis,
+                                              self.template.joints, self.limits))
+        K = self.shape[0] // 2
+        for sign in (1.0, -1.0):
+            c = np.zeros(self.shape)
+            c[0], c[K] = sign * self.v * U[:, 0], sign * self.v * Vt[0]
+            c *= 0.9 * self._room(c)
+            yield np.append(c.ravel(), self._path_speed_bound(c) * 1.001)
+
+    def padded(self, found):
+        """A :class:`_Fastest` of fewer harmonics as a start in this family."""
+        K_old = (len(found.x) - 1) // (2 * self.shape[1])
+        K = self.shape[0] // 2
+        c_old = found.x[:-1].reshape(2 * K_old, -1)
+        c = np.zeros(self.shape)
+        c[:K_old], c[K:K + K_old] = c_old[:K_old], c_old[K_old:]
+        return np.append(c.ravel(), found.x[-1])
+
+    def _room(self, c, B=None):
+        """Largest factor ``l`` with ``q0 + l B c`` within the position limits on the samples (of ``B``)."""
+        dev = (self.B[0] if B is None else B) @ c
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(dev > 0, (self.hi - self.q0) / dev, np.where(dev < 0, (self.lo - self.q0) / dev, np.inf))
+        return float(r.min())
+
+    def _path_speed_bound(self, c):
+        """Seconds per radian of the loop parameter at the limits (constant path speed)."""
+        return max(float((np.abs(self.B[1] @ c) / self.v).max()), float(np.sqrt(np.abs(self.B[2] @ c) / self.a).max()))
+
+    def fastest(self, x0, phi_target=None, iterations=SEARCH_ITERATIONS):
+        """SLSQP from ``x0``: the loop that turns the base most about the axis per second at constant path
+        speed, with no rotation about the other axes; or, given ``phi_target``, the shortest cycle that
+        turns it by ``phi_target`` (module doc)."""
+        if phi_target is None:
+            if self._rate(x0)[0] > 0:
+                x0 = self._reversed(x0)
+            scale = 1.0 / max(abs(self._rate(x0)[0]), 1e-12)
+
+            def objective(x):
+                f, g = self._rate(x)
+                return scale * f, _Lazy(lambda: scale * g())
+            E, target = self.off_axes, np.zeros(2)
+        else:
+            def objective(x):
+                return x[-1] / x0[-1], _Lazy(lambda: np.append(np.zeros(len(x) - 1), 1 / x0[-1]))
+            E, target = np.eye(3), phi_target
+        res = minimize(lambda x: objective(x)[0], x0, jac=lambda x: objective(x)[1](), method="SLSQP",
+                       options={"maxiter": iterations, "ftol": SEARCH_TOLERANCE},
+                       constraints=[{"type": "eq", "fun": lambda x: E @ self.rotation(x[:-1]) - target,
+                                     "jac": lambda x: np.hstack([E @ self.rotation_jacobian(x[:-1]),
+                                                                 np.zeros((len(E), 1))])},
+                                    {"type": "ineq", "fun": lambda x: self.limit_margins(x)[0],
+                                     "jac": lambda x: self.limit_margins(x)[1]}])
+        x = res.x
+        x[-1] = self._path_speed_bound(x[:-1].reshape(self.shape))
+        if phi_target is None and self._rate(x)[0] > 0:
+            x = self._reversed(x)
+        phi = self.rotation(x[:-1])
+        return _Fastest(x, phi, float(phi @ self.axis / (2 * np.pi * x[-1])),
+                        float(np.linalg.norm(self.off_axes @ phi)))
+
+    def _reversed(self, x):
+        """The loop traversed backwards, ``q(-s)``: its cycle turns the base by exactly the inverse rotation."""
+        c = x[:-1].reshape(self.shape).copy()
+        c[self.shape[0] // 2:] *= -1
+        return np.append(c.ravel(), x[-1])
+
+    def _rate(self, x):
+        """``(-rate, its gradient)``; the gradient is computed (the curvature) only when asked for."""
+        phi, tau = self.rotation(x[:-1]), x[-1]
+        return -(self.axis @ phi) / tau, _Lazy(lambda: np.append(
+            -(self.axis @ self.rotation_jacobian(x[:-1])) / tau, (self.axis @ phi) / tau**2))
+
+    def limit_margins(self, x):
+        return self._cached(("limits", x.tobytes()), lambda: self._limit_margins(x))
+
+    def _limit_margins(self, x):
+        """Soft minima over the samples (>= 0 when the limits hold; each at most its true minimum) of the
+        position room and of ``tau - |q'| / v`` and ``tau^2 - |q''| / a`` per joint, with their Jacobian."""
+        c, tau = x[:-1].reshape(self.shape), x[-1]
+        B0, B1, B2 = self.B
+        Q, D1, D2 = self.q0 + B0 @ c, B1 @ c, B2 @ c
+        one = np.ones_like(self.v)
+        blocks = ((self.hi - Q, -one, B0, 0.0), (Q - self.lo, one, B0, 0.0),
+                  (tau - D1 / self.v, -1 / self.v, B1, 1.0), (tau + D1 / self.v, 1 / self.v, B1, 1.0),
+                  (tau**2 - D2 / self.a, -1 / self.a, B2, 2 * tau), (tau**2 + D2 / self.a, 1 / self.a, B2, 2 * tau))
+        J = self.shape[1]
+        values, rows = [], []
+        for g, beta, B, dtau in blocks:
+            low = g.min(axis=0)
+            e = np.exp(-SHARPNESS * (g - low))
+            total = e.sum(axis=0)
+            values.append(low - np.log(total) / SHARPNESS)
+            dC = (B.T @ (e / total)) * beta                     # (2K, J): constraint j depends on column j
+            jac = np.zeros((J, self.shape[0], J))
+            jac[np.arange(J), :, np.arange(J)] = dC.T
+            rows.append(np.hstack([jac.reshape(J, -1), np.full((J, 1), dtau)]))
+        return np.concatenate(values), np.vstack(rows)
+
+    # -- landing --
+
+    def landed(self, best, phi_target):
+        """Coefficients of a cycle that turns the base by exactly ``phi_target``, or ``None`` if none is found
+        within the position limits: the fastest loop scaled to the target (or, if the scaled loop leaves the
+        limits, :meth:`fastest` with the target from it), then Gauss-Newton (minimum-norm steps) to round-off
+        on the finer integration."""
+        scale = math.sqrt(np.linalg.norm(phi_target) / (best.phi @ self.axis))
+        c = best.x[:-1] * scale
+        if self._room(c.reshape(self.shape)) < 1.0:
+            c = self.fastest(np.append(c, best.x[-1] * scale), phi_target).x[:-1]
+        steps = LANDING_STEPS
+        while c is not None:
+            c = self._gauss_newton(c, phi_target, steps)
+            if c is None or steps >= MAX_LANDING_STEPS or np.linalg.norm(
+                    self.rotation(c, 2 * steps) - self.rotation(c, steps)) <= DISCRETIZATION_TOLERANCE:
+                break
+            steps *= 2                          # the integration is not converged: land on a finer one
+        return c if c is not None and self._room(c.reshape(self.shape), self.dense) >= 1.0 else None
+
+    def _gauss_newton(self, c, phi_target, steps):
+        """Coefficients near ``c`` whose cycle (integrated in ``steps`` steps) turns the base by ``phi_target``
+        to ``LANDING_TOLERANCE`` (minimum-norm steps; the curvature Jacobian of the search), or ``None``."""
+        for _ in range(LANDING_ITERATIONS):
+            r = phi_target - self.rotation(c, steps)
+            if np.linalg.norm(r) < LANDING_TOLERANCE:
+                return c
+            c = c + np.linalg.lstsq(self.rotation_jacobian(c), r, rcond=None)[0]
+        return None
+
+
+# -- the naive baseline ------------------------------------------------------------------------------
+
+class BaselineCircle(NamedTuple):
+    """The best single circle of the CCF maps for an axis (see :func:`naive_baseline`)."""
+
+    joints: tuple            #: the plane's two joints (indices)
+    center: np.ndarray       #: (2,) centre in the plane's coordinates (offsets from q0, rad)
+    radius: float            #: rad
+    clockwise: bool
+    estimate: float          #: rotation about the axis per cycle from the CCF map (eq. 11), rad
+    loop: FourierLoop        #: the circle as a loop based at its start point
+    phi: np.ndarray          #: exact rotation vector per cycle (eq. 9), rad
+
+
+def naive_baseline(model, q0, axis, joints=None, margin=DEFAULT_MARGIN, position_limits=None,
+                   velocity_limits=None, grid=BASELINE_GRID, candidates=BASELINE_CANDIDATES):
+    """The naive loop: the single circle in one joint plane through ``q0`` that the CCF maps
+    ([Mishra2023] Algorithm 1, in the base frame) say turns the base most about ``axis`` per cycle.
+
+    For every pair of allowed joints, the CCF map over the plane's position limits (minus the margin,
+    ``grid`` x ``grid`` points); every grid point is a centre, with the largest circle the limits allow
+    and half and three quarters of it; eq. 11 (the map's volume under the circle) ranks them, and the exact
+    eq. 9 decides among the best ``candidates``.
+    """
+    q0 = check.vector("q0", q0, model.n)
+    axis = check.vector("axis", axis, 3)
+    axis = axis / np.linalg.norm(axis)
+    limits = joint_limits(model, margin, position_limits, velocity_limits)
+    allowed = _joint_indices(model, joints)
+    ranked = sorted((c for i, j in combinations(allowed, 2)
+                     for c in _plane_circles(model, q0, axis, (i, j), limits, grid)),
+                    key=lambda c: -abs(c[-1]))[:candidates]
+    ws = model.create_data()
+    best = None
+    for (i, j), center, radius, estimate in ranked:
+        loop = _circle_loop(model, q0, (i, j), center, radius, clockwise=estimate < 0)
+        phi = rotation_vector(path_rotation(model, ws, loop, LANDING_STEPS))
+        if best is None or phi @ axis > best.phi @ axis:
+            best = BaselineCircle((i, j), center, radius, estimate < 0, abs(estimate), loop, phi)
+    return best
+
+
+def _plane_circles(model, q0, axis, pair, limits, grid):
+    """``(pair, centre, radius, estimated rotation about axis for a counter-clockwise cycle)`` of the
+    candidate circles in the plane of ``pair`` (eq. 11 on the CCF map, polar quadrature)."""
+    i, j = pair
+    lo, hi = limits.lower[[i, j]] - q0[[i, j]], limits.upper[[i, j]] - q0[[i, j]]
+    r1, r2 = np.linspace(lo[0], hi[0], grid), np.linspace(lo[1], hi[1], grid)
+    Psi = np.zeros((model.n, 2))
+    Psi[i, 0] = Psi[j, 1] = 1.0
+    ccf = np.einsum("a,ayx->yx", axis, ccf_map(model, Psi, r1, r2, q_c=q0, frame="base")[:3])
+    interp = RegularGridInterpolator((r2, r1), ccf)
+    centers = np.stack(np.meshgrid(r1, r2), axis=-1).reshape(-1, 2)
+    room = np.minimum(centers - lo, hi - centers).min(axis=1)
+    u, wu = np.polynomial.legendre.leggauss(8)
+    rho, w_rho = (u + 1) / 2, wu / 2                     # radial fraction on [0, 1]
+    ang = np.linspace(0, 2 * np.pi, 32, endpoint=False)
+    offsets = rho[:, None, None] * np.stack([np.cos(ang), np.sin(ang)], -1)[None]     # (8, 32, 2)
+    weights = (w_rho * rho)[:, None] * (2 * np.pi / len(ang))                          # r dr dtheta
+    out = []
+    for fraction in (0.5, 0.75, 1.0):
+        radius = fraction * room
+        ok = radius > 1e-3
+        points = centers[ok, None, None] + radius[ok, None, None, None] * offsets
+        values = interp(np.clip(points, [lo[0], lo[1]], [hi[0], hi[1]])[..., ::-1])
+        volume = (values * weights).sum(axis=(1, 2)) * radius[ok] ** 2
+        out += [(pair, c, r, -v) for c, r, v in zip(centers[ok], radius[ok], volume)]
+    return out
+
+
+def _circle_loop(model, q0, pair, center, radius, clockwise):
+    """The circle as a :class:`FourierLoop` based at its point of angle pi (as ``PlanarGait.circle``)."""
+    i, j = pair
+    q_start = q0.copy()
+    q_start[i] += center[0] - radius
+    q_start[j] += center[1]
+    return FourierLoop(q_start, [i, j], [[-radius, 0.0], [0.0, radius if clockwise else -radius]])
+
+
+def baseline_plan(model, q0, target, circle=None, margin=DEFAULT_MARGIN, position_limits=None,
+                  velocity_limits=None, acceleration_limits=None, joints=None, sample_period=SAMPLE_PERIOD):
+    """The naive plan: move to the start of the :func:`naive_baseline` circle for the target's axis, repeat it
+    until the rotation about the axis is reached (rounded up to whole cycles), move back; nothing corrects
+    the rotation about the other axes."""
+    start = time.perf_counter()
+    target = _rotation("target", target)
+    theta = rotation_vector(target)
+    axis = theta / np.linalg.norm(theta)
+    limits = joint_limits(model, margin, position_limits, velocity_limits, acceleration_limits)
+    if circle is None:
+        circle = naive_baseline(model, q0, axis, joints, margin, position_limits, velocity_limits)
+    cycles = math.ceil(np.linalg.norm(theta) / (circle.phi @ axis) - 1e-9)
+    loop = circle.loop.with_coefficients(circle.loop.coefficients, cycles)
+    paths = [LinePath(q0, loop.q_base), loop, LinePath(loop.q_base, q0)]
+    pieces = [TimedPath(p, time_path(p, limits.velocity, limits.acceleration,
+                                     TIMING_INTERVALS * (cycles if p is loop else 1))) for p in paths]
+    plan = ReorientationPlan(model, Trajectory(pieces), target, circle.loop, cycles, circle.phi, limits,
+                             sample_period=sample_period, name="baseline")
+    plan.planning_time = time.perf_counter() - start
+    return plan
