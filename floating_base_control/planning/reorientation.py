@@ -81,7 +81,9 @@ OFF_AXIS_TOLERANCE = 0.05
 MAX_CYCLES = 400
 #: With momentum: the drift's time step (s) and the end-time grid's; the plans screened; the loops' rate
 #: discount when screening end times; the slack kept for the corrections; the fixed-point iterations.
-DRIFT_STEP, MOMENTUM_SEARCHES, RATE_SCREEN, MOMENTUM_SLACK, MOMENTUM_ITERATIONS = 0.05, 4, 0.9, 0.05, 12
+DRIFT_STEP, MOMENTUM_SEARCHES, RATE_SCREEN, MOMENTUM_SLACK, MOMENTUM_ITERATIONS = 0.05, 4, 0.9, 0.1, 16
+#: With momentum: the end attitude's tolerance (rad) of the corrections (a plan that does not reach it is refused).
+MOMENTUM_TOLERANCE = 1e-8
 #: Longest plan with momentum (s).
 MAX_DURATION = 300.0
 #: Sample period (s) of the plan's trajectory and attitude.
@@ -287,7 +289,7 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
         trajectory, k = _trajectory(q0, loop, moves, limits), None
     else:
         loop, n, phi, trajectory = _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles,
-                                                  max_duration)
+                                                  max_duration, sample_period)
     plan = ReorientationPlan(model, trajectory, target, None if loop is None else loop.with_coefficients(
         loop.coefficients, 1), n, phi, limits, k, sample_period)
     plan.planning_time = time.perf_counter() - start
@@ -306,7 +308,7 @@ def _trajectory(q0, loop, moves, limits, wait=0.0):
     return Trajectory(pieces)
 
 
-def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, max_duration):
+def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, max_duration, sample_period):
     """``(loop, cycles, phi, trajectory)`` ending at the target with the angular momentum ``k`` about the CoM.
 
     The base drifts: with the joints at rest it turns as the locked rigid body, ``D(t)`` (eq. 9 with the
@@ -324,6 +326,7 @@ def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, 
     angles = np.array([rotation_angle(G) for G in needed])
     move_time = sum(time_path(p, limits.velocity, limits.acceleration, TIMING_INTERVALS).duration for p in moves)
     rate = RATE_SCREEN * loops.for_axis(rotation_vector(target @ R_moves.T)).best.rate
+    best = None
     for _ in range(MOMENTUM_SEARCHES):
         fits = np.flatnonzero(grid * (1 - MOMENTUM_SLACK) >= move_time + angles / rate)
         if fits.size == 0:
@@ -332,35 +335,46 @@ def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, 
         search = loops.for_axis(rotation_vector(needed[i]))
         loop, n, _ = search.land(rotation_vector(needed[i]), cycles)
         loop_time = _trajectory(q0, loop, [], limits).duration
-        if loop_time + move_time <= grid[i]:
-            return _momentum_corrected(model, q0, target, k, search, n, moves, R_moves, limits, grid[i],
-                                       needed[i] @ R_moves)
+        if loop_time + move_time <= grid[i] * (1 - MOMENTUM_SLACK):
+            found = _momentum_corrected(model, q0, target, k, search, cycles or n, moves, R_moves, limits, grid[i],
+                                        needed[i] @ R_moves, sample_period)
+            if found is not None and found[0] < MOMENTUM_TOLERANCE:
+                return found[1]
+            if found is not None and (best is None or found[0] < best[0]):
+                best = found
         rate = min(rate, angles[i] / loop_time) * RATE_SCREEN
     drift_rate = math.degrees(np.linalg.norm(_locked_angular_velocity(model, q0, k)))
     raise InputError(f"with the momentum (angular momentum {np.round(k, 4).tolist()} N m s about the CoM, a drift "
-                     f"of {drift_rate:.3g} deg/s at rest), the loops reach the target at no end time within "
-                     f"max_duration {max_duration} s")
+                     f"of {drift_rate:.3g} deg/s at rest), no end time within max_duration {max_duration} s was "
+                     "found at which the loops reach the target" + (
+                         "" if best is None else f" (closest: {math.degrees(best[0]):.3g} deg)"))
 
 
-def _momentum_corrected(model, q0, target, k, search, cycles, moves, R_moves, limits, end, G):
-    """The fixed point of :func:`_momentum_plan` from the joints' rotation ``G`` (loops, then moves)."""
-    best = None
+def _momentum_corrected(model, q0, target, k, search, cycles, moves, R_moves, limits, end, G0, sample_period):
+    """The corrections of :func:`_momentum_plan` from the joints' rotation ``G0`` (loops, then moves):
+    ``G = G0 exp(x)`` with ``x`` solving ``log(R1(end)^T target) = 0`` by Broyden's method from the
+    isotropic model's Jacobian ``-1`` (its first step is the fixed point ``G <- G R1(end)^T target``),
+    predicted on the plan's samples.  ``(error, (loop, cycles, phi, trajectory))`` of the best iterate, or
+    ``None`` if the loops outgrow ``end``."""
+    x, B, previous, best, loop = np.zeros(3), -np.eye(3), None, None, None
     for _ in range(MOMENTUM_ITERATIONS):
-        loop, n, phi = search.land(rotation_vector(G @ R_moves.T), cycles)
+        loop, cycles, phi = search.land(rotation_vector(G0 @ rotation_matrix(x) @ R_moves.T), cycles, loop)
         loop_time = _trajectory(q0, loop, moves, limits).duration
         if loop_time > end:
             break
         trajectory = _trajectory(q0, loop, moves, limits, wait=end - loop_time)
-        R_end = attitudes_along(model, trajectory, [0.0, trajectory.duration], k)[-1]
-        error = rotation_angle(target.T @ R_end)
-        if best is None or error < best[0]:
-            best = (error, (loop, n, phi, trajectory))
-        if error < LANDING_TOLERANCE * max(n, 1):
+        times = np.append(np.arange(0.0, trajectory.duration, sample_period), trajectory.duration)
+        r = rotation_vector(attitudes_along(model, trajectory, times, k)[-1].T @ target)
+        if best is None or np.linalg.norm(r) < best[0]:
+            best = (np.linalg.norm(r), (loop, cycles, phi, trajectory))
+        if np.linalg.norm(r) < MOMENTUM_TOLERANCE:
             break
-        G = G @ R_end.T @ target
-    if best is None:
-        raise InputError(f"the loops for the momentum's end time {end:.4g} s outgrow it")
-    return best[1]
+        if previous is not None:
+            dx, dr = x - previous[0], r - previous[1]
+            B += np.outer(dr - B @ dx, dx) / (dx @ dx)
+        previous = (x, r)
+        x = x - np.linalg.solve(B, r)
+    return best
 
 
 def _locked_angular_velocity(model, q0, k):
@@ -406,10 +420,10 @@ class _AxisLoops:
     def per_cycle(self):
         return float(self.best.phi @ self.axis)
 
-    def land(self, theta, cycles=None):
+    def land(self, theta, cycles=None, start=None):
         """``(loop, cycles, phi)``: ``cycles`` cycles of ``loop`` turn the base by ``exp(theta)``, ``phi =
         theta / cycles`` each (zero momentum); ``cycles`` is the fewest the fastest loop needs, or at
-        least the given number."""
+        least the given number.  ``start``: a loop of the family to land from (continuation)."""
         max_cycles = self.loops.max_cycles
         names = [self.loops.model.joint_names[j] for j in self.joints]
         needed = np.linalg.norm(theta) / max(self.per_cycle, 1e-300)
@@ -421,7 +435,7 @@ class _AxisLoops:
                              f"(max_cycles {max_cycles})")
         first = cycles or max(1, math.ceil(needed - 1e-9))
         for n in range(first, max_cycles + 1):
-            c = self.family.landed(self.best, theta / n)
+            c = self.family.landed(self.best, theta / n, None if start is None or n != first else start.coefficients)
             if c is not None:
                 return self.family.loop(c, n), n, theta / n
         raise InputError(f"no loop of the joints {names} lands on the target within the limits in {first} to "
@@ -634,14 +648,14 @@ class _LoopFamily:
 
     # -- landing --
 
-    def landed(self, best, phi_target):
+    def landed(self, best, phi_target, start=None):
         """Coefficients of a cycle that turns the base by exactly ``phi_target``, or ``None`` if none is found
-        within the position limits: the fastest loop scaled to the target (or, if the scaled loop leaves the
-        limits, :meth:`fastest` with the target from it), then Gauss-Newton (minimum-norm steps) to round-off
-        on the finer integration."""
+        within the position limits: from ``start`` (coefficients), or the fastest loop scaled to the target (or,
+        if the scaled loop leaves the limits, :meth:`fastest` with the target from it), then Gauss-Newton
+        (minimum-norm steps) to round-off on the finer integration."""
         scale = math.sqrt(np.linalg.norm(phi_target) / (best.phi @ self.axis))
-        c = best.x[:-1] * scale
-        if self._room(c.reshape(self.shape)) < 1.0:
+        c = best.x[:-1] * scale if start is None else np.ravel(start)
+        if start is None and self._room(c.reshape(self.shape)) < 1.0:
             c = self.fastest(np.append(c, best.x[-1] * scale), phi_target).x[:-1]
         steps = LANDING_STEPS
         while c is not None:
