@@ -65,6 +65,9 @@ SEARCH_STEPS, LANDING_STEPS = 16, 64
 SELECTION_ITERATIONS, SEARCH_ITERATIONS, SEARCH_TOLERANCE = 25, 100, 1e-6
 #: Samples per cycle of the limit constraints, and the sharpness (1/rad, 1/(rad/rad)) of their soft minimum.
 CONSTRAINT_SAMPLES, SHARPNESS = 128, 300.0
+#: Largest rotation (rad) per cycle of the fastest loop: its rotation vector stays far from the logarithm's cut
+#: at pi (a light base, as the LWR's, can turn by more than that in one large loop).
+MAX_CYCLE_ROTATION = 2 * np.pi / 3
 #: Samples per cycle at which a landed loop's positions are checked.
 CHECK_SAMPLES = 4096
 #: Timing grid intervals per cycle.
@@ -411,9 +414,10 @@ class _AxisLoops:
         family = _LoopFamily(model, q0, self.joints, 1, limits, axis)
         best = max((family.fastest(x0, iterations=SELECTION_ITERATIONS) for x0 in family.stokes_guesses()),
                    key=lambda r: r.rate)
-        if loops.harmonics > 1:
-            family = _LoopFamily(model, q0, self.joints, loops.harmonics, limits, axis)
-            best = family.fastest(family.padded(best))
+        for harmonics in range(2, loops.harmonics + 1):       # one more harmonic at a time, never worse
+            family = _LoopFamily(model, q0, self.joints, harmonics, limits, axis)
+            start = best._replace(x=family.padded(best))
+            best = max(family.fastest(start.x), start, key=lambda r: r.rate)
         self.family, self.best = family, best
 
     @property
@@ -589,17 +593,19 @@ class _LoopFamily:
                 f, g = self._rate(x)
                 return scale * f, _Lazy(lambda: scale * g())
             E, target = self.off_axes, np.zeros(2)
+            extra = [{"type": "ineq", "fun": lambda x: MAX_CYCLE_ROTATION - self.axis @ self.rotation(x[:-1]),
+                      "jac": lambda x: np.append(-(self.axis @ self.rotation_jacobian(x[:-1])), 0.0)}]
         else:
             def objective(x):
                 return x[-1] / x0[-1], _Lazy(lambda: np.append(np.zeros(len(x) - 1), 1 / x0[-1]))
-            E, target = np.eye(3), phi_target
+            E, target, extra = np.eye(3), phi_target, []
         res = minimize(lambda x: objective(x)[0], x0, jac=lambda x: objective(x)[1](), method="SLSQP",
                        options={"maxiter": iterations, "ftol": SEARCH_TOLERANCE},
                        constraints=[{"type": "eq", "fun": lambda x: E @ self.rotation(x[:-1]) - target,
                                      "jac": lambda x: np.hstack([E @ self.rotation_jacobian(x[:-1]),
                                                                  np.zeros((len(E), 1))])},
                                     {"type": "ineq", "fun": lambda x: self.limit_margins(x)[0],
-                                     "jac": lambda x: self.limit_margins(x)[1]}])
+                                     "jac": lambda x: self.limit_margins(x)[1]}] + extra)
         x = res.x
         x[-1] = self._path_speed_bound(x[:-1].reshape(self.shape))
         if phi_target is None and self._rate(x)[0] > 0:
