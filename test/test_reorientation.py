@@ -10,6 +10,7 @@ from floating_base_control import FloatingBaseModel, InputError
 from floating_base_control.analysis import locomotion as loc
 from floating_base_control.planning import holonomy as hol
 from floating_base_control.planning import reorientation as ro
+from floating_base_control.planning.clearance import BaseClearance
 from floating_base_control.planning.paths import FourierLoop, LinePath
 from floating_base_control.planning.timing import Hold, TimedPath, Trajectory, time_path
 from floating_base_control.resources import share_file
@@ -252,3 +253,39 @@ def test_baseline_circle_is_the_best_of_the_ccf_maps(orbital):
     turned = circle.phi[2]
     assert turned > 0 and abs(turned / circle.estimate - 1) < 0.3
     assert circle.radius > 0.3
+
+
+def test_base_clearance_gradient(orbital, rng):
+    """The distance between the base's and the arm's collision geometries: its gradient ``n^T J_p`` against
+    central differences (step 1e-3 rad: coal's distances carry ~1e-7 m of solver noise)."""
+    clearance = BaseClearance(orbital)
+    lo, hi = orbital.position_limits.T
+    qs = rng.uniform(lo, hi, size=(30, orbital.n))
+    qs = qs[np.argsort(clearance.distances(qs))[:4]]                  # the closest approaches
+    h = 1e-3
+    for q, g in zip(qs, clearance.gradients(qs)):
+        fd = np.array([clearance.distances([q + h * e, q - h * e]) @ [1, -1] / (2 * h) for e in np.eye(orbital.n)])
+        assert_close(g, fd, 2e-3 * np.abs(fd).max(), "clearance gradient")
+
+
+def test_plan_keeps_the_arm_off_the_spacecraft(orbital):
+    """20 deg about an axis in the x-y plane: the fastest loop would swing the forearm into the spacecraft;
+    the plan keeps the clearance, and MuJoCo (its own collision detection, the URDF's boxes and cylinders)
+    finds no contact between the base and the arm anywhere on it."""
+    mujoco = pytest.importorskip("mujoco")
+    from floating_base_control.sim.plant import MujocoPlant
+    plan = ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((1, 1, 0), math.radians(20)))
+    assert math.degrees(plan.error) < 1e-6
+    s = np.linspace(0, 2 * np.pi, ro.CLEARANCE_SAMPLES, endpoint=False)
+    assert BaseClearance(orbital).distances(plan.loop.derivatives(s)[0]).min() >= ro.CLEARANCE
+    plant = MujocoPlant.from_urdf(share_file("urdf/orbital_robot.urdf"), orbital, geometry="primitives")
+    d = plant.data
+    touching = 0
+    for q in plan.positions:
+        d.qpos[:] = 0.0
+        d.qpos[3] = 1.0
+        d.qpos[plant.qpos_idx] = q
+        mujoco.mj_forward(plant.model, d)
+        bodies = [(plant.model.geom_bodyid[c.geom1], plant.model.geom_bodyid[c.geom2]) for c in d.contact[:d.ncon]]
+        touching += any(plant.root in pair for pair in bodies)
+    assert touching == 0

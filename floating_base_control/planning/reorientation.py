@@ -44,6 +44,7 @@ from .. import validation as check
 from ..analysis.locomotion import ccf_map
 from ..dynamics.centroidal import inertia_at_com
 from ..validation import InputError
+from .clearance import BaseClearance
 from .holonomy import (attitudes_along, centroidal_angular_momentum, loop_holonomy_gradient, path_rotation,
                        right_jacobian_inverse, rotation_matrix, rotation_vector)
 from .paths import FourierLoop, LinePath
@@ -68,8 +69,13 @@ CONSTRAINT_SAMPLES, SHARPNESS = 128, 300.0
 #: Largest rotation (rad) per cycle of the fastest loop: its rotation vector stays far from the logarithm's cut
 #: at pi (a light base, as the LWR's, can turn by more than that in one large loop).
 MAX_CYCLE_ROTATION = 2 * np.pi / 3
-#: Samples per cycle at which a landed loop's positions are checked.
-CHECK_SAMPLES = 4096
+#: Samples per cycle at which a landed loop's positions are checked, and its clearance from the base.
+CHECK_SAMPLES, CLEARANCE_SAMPLES = 4096, 512
+#: Bisection steps shrinking a loop that touches the base.
+SHRINK_BISECTIONS = 10
+#: Distance (m) kept between the base's and the arm's collision geometries, by default; the samples per cycle
+#: of its constraint (its evaluation dominates a search that needs it).
+CLEARANCE, CLEARANCE_CONSTRAINT_SAMPLES = 0.02, 64
 #: Timing grid intervals per cycle.
 TIMING_INTERVALS = 256
 #: Rotation-vector tolerance (rad) of one cycle when landing, and of the integration's discretization (the
@@ -264,7 +270,7 @@ class ReorientationPlan:
 def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None, margin=DEFAULT_MARGIN,
                        position_limits=None, velocity_limits=None, acceleration_limits=None,
                        harmonics=HARMONICS, loop_joints=LOOP_JOINTS, cycles=None, max_cycles=MAX_CYCLES,
-                       max_duration=MAX_DURATION, sample_period=SAMPLE_PERIOD):
+                       clearance=CLEARANCE, max_duration=MAX_DURATION, sample_period=SAMPLE_PERIOD):
     """A :class:`ReorientationPlan` that turns the base by ``target`` (3x3, ``R1(0)^T R1(T)``: see
     :func:`rotation_from_axis_angle`) from shape ``q0``, ending at ``q_final`` (default ``q0``).
 
@@ -273,6 +279,8 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
     attitude at its end (at most ``max_duration`` s) is the target (:func:`_momentum_plan`).
     ``joints``: names or indices of the joints the loops may use (default all).  ``cycles``: the number of
     loop cycles to try first (default: the fewest the fastest loop needs).  Limits: see :func:`joint_limits`.
+    ``clearance``: the distance (m) the arm keeps from the base, between their URDF collision geometries
+    (``clearance.py``; ``None``: not checked; nothing is checked if the URDF has no collision geometry).
     Method: the module doc.  Raises :class:`InputError` with the reason if the target cannot be reached
     within the limits.
     """
@@ -283,7 +291,12 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
     q_final = q0 if q_final is None else check.vector("q_final", q_final, model.n)
     for name, q in (("q0", q0), ("q_final", q_final)):
         _check_within(model, name, q, limits)
-    loops = _LoopSearch(model, q0, _joint_indices(model, joints), limits, harmonics, loop_joints, max_cycles)
+    base = _base_clearance(model, clearance)
+    for name, q in (("q0", q0), ("q_final", q_final)):
+        if base is not None and base[0].distances([q])[0] < base[1]:
+            raise InputError(f"{name}: the arm is closer than the clearance {base[1]} m to the base")
+    loops = _LoopSearch(model, q0, _joint_indices(model, joints), limits, harmonics, loop_joints, max_cycles,
+                        base)
     moves = [] if np.array_equal(q_final, q0) else [LinePath(q0, q_final)]
     R_moves = path_rotation(model, loops.ws, moves[0], LANDING_STEPS) if moves else np.eye(3)
     k = None if mu is None else centroidal_angular_momentum(model, q0, check.vector("mu", mu, 6))
@@ -297,6 +310,15 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
         loop.coefficients, 1), n, phi, limits, k, sample_period)
     plan.planning_time = time.perf_counter() - start
     return plan
+
+
+def _base_clearance(model, clearance):
+    """``(BaseClearance, clearance)``, or ``None`` if not asked for or the URDF has no collision geometry."""
+    if clearance is None:
+        return None
+    clearance = float(check.vector("clearance", [clearance], 1)[0])
+    base = BaseClearance(model)
+    return (base, clearance) if base.available else None
 
 
 def _trajectory(q0, loop, moves, limits, wait=0.0):
@@ -388,9 +410,10 @@ def _locked_angular_velocity(model, q0, k):
 class _LoopSearch:
     """The fastest loops for any axis (searched on demand, cached) and the loops landing on a rotation."""
 
-    def __init__(self, model, q0, allowed, limits, harmonics, loop_joints, max_cycles):
+    def __init__(self, model, q0, allowed, limits, harmonics, loop_joints, max_cycles, clearance):
         self.model, self.q0, self.allowed, self.limits = model, q0, allowed, limits
         self.harmonics, self.loop_joints, self.max_cycles = harmonics, loop_joints, max_cycles
+        self.clearance = clearance          #: (BaseClearance, metres) or None
         self.ws = model.create_data()
 
     def for_axis(self, theta):
@@ -411,14 +434,35 @@ class _AxisLoops:
         self.loops, self.axis = loops, axis
         model, q0, limits = loops.model, loops.q0, loops.limits
         self.joints = _loop_joints(model, q0, axis, loops.allowed, limits, loops.loop_joints)
-        family = _LoopFamily(model, q0, self.joints, 1, limits, axis)
+        self.family, self.best = self._search()
+        if not self.family.clear(self.best.x[:-1]):
+            self.family, self.best = self._clear_of_the_base()
+
+    def _search(self):
+        loops = self.loops
+        family = _LoopFamily(loops.model, loops.q0, self.joints, 1, loops.limits, self.axis, loops.clearance)
         best = max((family.fastest(x0, iterations=SELECTION_ITERATIONS) for x0 in family.stokes_guesses()),
                    key=lambda r: r.rate)
         for harmonics in range(2, loops.harmonics + 1):       # one more harmonic at a time, never worse
-            family = _LoopFamily(model, q0, self.joints, harmonics, limits, axis)
+            family = _LoopFamily(loops.model, loops.q0, self.joints, harmonics, loops.limits, self.axis,
+                                 loops.clearance)
             start = best._replace(x=family.padded(best))
             best = max(family.fastest(start.x), start, key=lambda r: r.rate)
-        self.family, self.best = family, best
+        return family, best
+
+    def _clear_of_the_base(self):
+        """The fastest loop touches the base: shrink it towards ``q0`` until it is clear (bisection), then
+        search again from there with the clearance as a constraint."""
+        loops = self.loops
+        family = _LoopFamily(loops.model, loops.q0, self.joints, loops.harmonics, loops.limits, self.axis,
+                             loops.clearance, avoid_base=True)
+        lo, hi = 0.0, 1.0
+        for _ in range(SHRINK_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if family.clear(mid * self.best.x[:-1]) else (lo, mid)
+        start = family.evaluated(lo * self.best.x)
+        found = family.fastest(start.x)
+        return family, found if found.rate > start.rate and family.clear(found.x[:-1]) else start
 
     @property
     def per_cycle(self):
@@ -511,15 +555,19 @@ class _Fastest(NamedTuple):
 
 class _LoopFamily:
     """Fourier loops of ``harmonics`` harmonics in ``joints`` based at ``q0``: their holonomy about ``axis``
-    with its gradient, and their limits as soft-minimum constraints over dense samples."""
+    with its gradient, and their limits as soft-minimum constraints over dense samples (with ``avoid_base``,
+    the clearance from the base too; ``clearance``: ``(BaseClearance, metres)`` or ``None``)."""
 
-    def __init__(self, model, q0, joints, harmonics, limits, axis):
+    def __init__(self, model, q0, joints, harmonics, limits, axis, clearance=None, avoid_base=False):
         self.model, self.ws, self.axis, self.limits = model, model.create_data(), axis, limits
+        self.clearance, self.avoid_base = clearance, avoid_base and clearance is not None
         self.template = FourierLoop(q0, joints, np.zeros((2 * harmonics, len(joints))))
         self.shape = self.template.coefficients.shape
         self.off_axes = np.linalg.svd(axis[None])[2][1:]
         self.B = self.template.basis(np.linspace(0, 2 * np.pi, CONSTRAINT_SAMPLES, endpoint=False))
         self.dense = self.template.basis(np.linspace(0, 2 * np.pi, CHECK_SAMPLES, endpoint=False))[0]
+        self.sparse = self.template.basis(np.linspace(0, 2 * np.pi, CLEARANCE_SAMPLES, endpoint=False))[0]
+        self.B_clear = self.template.basis(np.linspace(0, 2 * np.pi, CLEARANCE_CONSTRAINT_SAMPLES, endpoint=False))[0]
         self.q0, self.lo, self.hi = q0[joints], limits.lower[joints], limits.upper[joints]
         self.v, self.a = limits.velocity[joints], limits.acceleration[joints]
         self._cache = {}
@@ -607,18 +655,22 @@ class _LoopFamily:
                                     {"type": "ineq", "fun": lambda x: self.limit_margins(x)[0],
                                      "jac": lambda x: self.limit_margins(x)[1]}] + extra)
         x = res.x
-        x[-1] = self._path_speed_bound(x[:-1].reshape(self.shape))
         if phi_target is None and self._rate(x)[0] > 0:
             x = self._reversed(x)
-        phi = self.rotation(x[:-1])
-        return _Fastest(x, phi, float(phi @ self.axis / (2 * np.pi * x[-1])),
-                        float(np.linalg.norm(self.off_axes @ phi)))
+        return self.evaluated(x)
 
     def _reversed(self, x):
         """The loop traversed backwards, ``q(-s)``: its cycle turns the base by exactly the inverse rotation."""
         c = x[:-1].reshape(self.shape).copy()
         c[self.shape[0] // 2:] *= -1
         return np.append(c.ravel(), x[-1])
+
+    def evaluated(self, x):
+        """The :class:`_Fastest` record of the loop ``x`` at its constant path speed."""
+        x = np.append(x[:-1], self._path_speed_bound(x[:-1].reshape(self.shape)))
+        phi = self.rotation(x[:-1])
+        return _Fastest(x, phi, float(phi @ self.axis / (2 * np.pi * x[-1])),
+                        float(np.linalg.norm(self.off_axes @ phi)))
 
     def _rate(self, x):
         """``(-rate, its gradient)``; the gradient is computed (the curvature) only when asked for."""
@@ -650,7 +702,39 @@ class _LoopFamily:
             jac = np.zeros((J, self.shape[0], J))
             jac[np.arange(J), :, np.arange(J)] = dC.T
             rows.append(np.hstack([jac.reshape(J, -1), np.full((J, 1), dtau)]))
+        if self.avoid_base:
+            value, row = self._clearance_margin(self.q0 + self.B_clear @ c, self.B_clear)
+            values.append([value])
+            rows.append(row)
         return np.concatenate(values), np.vstack(rows)
+
+    def _full_shapes(self, Q):
+        q = np.tile(self.template.q_base, (len(Q), 1))
+        q[:, self.template.joints] = Q
+        return q
+
+    def _clearance_margin(self, Q, B0):
+        """Soft minimum over the samples of the base-arm distance minus the clearance, and its gradient (the
+        distance's gradient only where the soft minimum's weight is not negligible)."""
+        clearance, required = self.clearance
+        q = self._full_shapes(Q)
+        g = clearance.distances(q) - required
+        low = g.min()
+        e = np.exp(-SHARPNESS * (g - low))
+        w = e / e.sum()
+        used = w > 1e-6 * w.max()
+        dq = clearance.gradients(q[used])[:, self.template.joints]              # (m, J)
+        dC = np.einsum("m,mk,mj->kj", w[used], B0[used], dq)
+        return low - np.log(e.sum()) / SHARPNESS, np.append(dC.ravel(), 0.0)[None]
+
+    def clear(self, c):
+        """Whether the loop keeps the clearance from the base on ``CLEARANCE_SAMPLES`` samples (or nothing is
+        required)."""
+        if self.clearance is None:
+            return True
+        clearance, required = self.clearance
+        q = self._full_shapes(self.q0 + self.sparse @ np.reshape(c, self.shape))
+        return bool(clearance.distances(q).min() >= required)
 
     # -- landing --
 
@@ -670,7 +754,7 @@ class _LoopFamily:
                     self.rotation(c, 2 * steps) - self.rotation(c, steps)) <= DISCRETIZATION_TOLERANCE:
                 break
             steps *= 2                          # the integration is not converged: land on a finer one
-        return c if c is not None and self._room(c.reshape(self.shape), self.dense) >= 1.0 else None
+        return c if c is not None and self._room(c.reshape(self.shape), self.dense) >= 1.0 and self.clear(c) else None
 
     def _gauss_newton(self, c, phi_target, steps):
         """Coefficients near ``c`` whose cycle (integrated in ``steps`` steps) turns the base by ``phi_target``
