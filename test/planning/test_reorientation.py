@@ -2,10 +2,11 @@
 gradient, eq. 11 for small loops, the timing's limits, and plans that land on their targets."""
 import math
 
+import mujoco
 import numpy as np
 import pytest
 
-from conftest import assert_close
+from helpers import assert_close
 from floating_base_control import FloatingBaseModel, InputError
 from floating_base_control.analysis import locomotion as loc
 from floating_base_control.planning import holonomy as hol
@@ -14,6 +15,7 @@ from floating_base_control.planning.clearance import BaseClearance
 from floating_base_control.planning.paths import FourierLoop, LinePath
 from floating_base_control.planning.timing import Hold, TimedPath, Trajectory, time_path
 from floating_base_control.resources import share_file
+from floating_base_control.sim.plant import MujocoPlant
 
 #: The orbital scenario's set-point (config/orbital_robot.yaml).
 Q_D = np.array([0.3, -0.5, -0.3, -2.05, 0.3, 1.25, 1.1])
@@ -272,8 +274,6 @@ def test_plan_keeps_the_arm_off_the_spacecraft(orbital):
     """20 deg about an axis in the x-y plane: the fastest loop would swing the forearm into the spacecraft;
     the plan keeps the clearance, and MuJoCo (its own collision detection, the URDF's boxes and cylinders)
     finds no contact between the base and the arm anywhere on it."""
-    mujoco = pytest.importorskip("mujoco")
-    from floating_base_control.sim.plant import MujocoPlant
     plan = ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((1, 1, 0), math.radians(20)))
     assert math.degrees(plan.error) < 1e-6
     s = np.linspace(0, 2 * np.pi, ro.CLEARANCE_SAMPLES, endpoint=False)
