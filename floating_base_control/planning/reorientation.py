@@ -10,23 +10,29 @@ area integral of the curvature (Theorem 2, eq. 11).  :func:`plan_reorientation` 
    speed limits, the largest singular pair of ``F_theta`` is the best such plane; its largest-weight
    joints are the loop's joints and the plane, scaled to the position limits, is the first guess.
 2. **The fastest loop (exact eq. 9).**  A truncated Fourier series per joint [Fernandes1994] is
-   optimized (SLSQP) for the rotation about the axis per second at constant path speed, with no
-   rotation about the two other axes, within the position, speed and acceleration limits (each an
-   aggregate over dense samples).  The holonomy is the exact eq. 9 (``holonomy.py``), its gradient the
-   curvature transported along the loop (Theorem 2), not finite differences.
+   optimized (SLSQP, one harmonic more at a time, from both sides of the first guess) for the rotation
+   about the axis per second at constant path speed, with no rotation about the two other axes, within
+   the position, speed and acceleration limits (each a soft minimum over dense samples) and at most
+   ``MAX_CYCLE_ROTATION`` per cycle.  The holonomy is the exact eq. 9 (``holonomy.py``), its gradient the
+   curvature transported along the loop (Theorem 2), not finite differences.  If that loop brings the
+   arm closer to the base than the clearance (their URDF collision geometry, ``clearance.py``), it is
+   shrunk until clear and optimized again with the clearance as a constraint.
 3. **Landing (exact eq. 9).**  ``N`` cycles of one loop turn the base by ``H^N``; with
    ``log H = theta / N`` exactly (``theta`` the target's rotation vector, ``N`` the smallest number of
    cycles of the fastest loop that reach it) ``H^N`` is the target.  Gauss-Newton on the loop's
-   coefficients (minimum-norm steps, the curvature gradient) solves ``log H = theta / N`` to round-off.
-   All cycles are the same loop, so there is no fractional last cycle; rotations about any axis come
-   from one loop in several joints (its projected areas in the joint planes combine, including the
-   non-commuting parts that eq. 11 misses).
+   coefficients (minimum-norm steps, the curvature gradient) solves ``log H = theta / N`` to round-off,
+   from the fastest loop scaled to ``theta / N`` (or, if the scaled loop leaves the limits, from the
+   shortest loop SLSQP finds for ``theta / N``), on an integration refined until it is converged.
+   All cycles are the same loop, repeated as [Vafa1990]'s cyclic motions, so there is no fractional last
+   cycle; rotations about any axis come from one loop in several joints (its projected areas in the
+   joint planes combine, including the non-commuting parts that eq. 11 misses).
 4. **Timing.**  The ``N`` cycles are timed as one path from rest to rest, time-optimally within the
    speed and acceleration limits [Pham2018] (``timing.py``); at zero momentum the rotation depends on
    the path only, so the timing does not change it.  A different final shape adds a straight move at
    the end, whose own rotation the loops compensate.
 5. **Prediction.**  The base attitude along the timed trajectory by eq. 9 (with the momentum's drift if
-   there is momentum), at the trajectory's samples.
+   there is momentum), at the trajectory's samples.  With momentum the plan also waits at ``q0`` for
+   the drift to bring the end time where the loops can land (:func:`_momentum_plan`).
 
 :func:`naive_baseline` is the comparison: the best single circle of the CCF maps (Algorithm 1) in one
 joint plane, repeated.
@@ -199,8 +205,8 @@ def _per_joint(model, name, value):
     bad = np.flatnonzero(~(np.isfinite(v) & (v > 0)))
     if bad.size:
         j = bad[0]
-        raise InputError(f"{name}: {model.joint_names[j]} has {v[j]!r}; a plan needs a finite positive limit "
-                         f"for every joint (the URDF gives none: pass {name})")
+        raise InputError(f"{name}: {model.joint_names[j]} has {v[j]:g}; a plan needs a finite positive limit "
+                         f"for every joint (pass {name} where the URDF gives none)")
     return v
 
 
@@ -782,31 +788,45 @@ class BaselineCircle(NamedTuple):
 
 
 def naive_baseline(model, q0, axis, joints=None, margin=DEFAULT_MARGIN, position_limits=None,
-                   velocity_limits=None, grid=BASELINE_GRID, candidates=BASELINE_CANDIDATES):
+                   velocity_limits=None, clearance=CLEARANCE, grid=BASELINE_GRID, candidates=BASELINE_CANDIDATES):
     """The naive loop: the single circle in one joint plane through ``q0`` that the CCF maps
     ([Mishra2023] Algorithm 1, in the base frame) say turns the base most about ``axis`` per cycle.
 
     For every pair of allowed joints, the CCF map over the plane's position limits (minus the margin,
     ``grid`` x ``grid`` points); every grid point is a centre, with the largest circle the limits allow
     and half and three quarters of it; eq. 11 (the map's volume under the circle) ranks them, and the exact
-    eq. 9 decides among the best ``candidates``.
+    eq. 9 decides among the best ``candidates`` whose circle and moves from and to ``q0`` keep the
+    clearance from the base (as :func:`plan_reorientation`'s).
     """
     q0 = check.vector("q0", q0, model.n)
     axis = check.vector("axis", axis, 3)
     axis = axis / np.linalg.norm(axis)
     limits = joint_limits(model, margin, position_limits, velocity_limits)
     allowed = _joint_indices(model, joints)
+    base = _base_clearance(model, clearance)
     ranked = sorted((c for i, j in combinations(allowed, 2)
                      for c in _plane_circles(model, q0, axis, (i, j), limits, grid)),
-                    key=lambda c: -abs(c[-1]))[:candidates]
+                    key=lambda c: -abs(c[-1]))
     ws = model.create_data()
-    best = None
+    best, tried = None, 0
     for (i, j), center, radius, estimate in ranked:
         loop = _circle_loop(model, q0, (i, j), center, radius, clockwise=estimate < 0)
+        if base is not None and not _clear_path(base, [LinePath(q0, loop.q_base), loop]):
+            continue
+        tried += 1
+        if tried > candidates:
+            break
         phi = rotation_vector(path_rotation(model, ws, loop, LANDING_STEPS))
         if best is None or phi @ axis > best.phi @ axis:
             best = BaselineCircle((i, j), center, radius, estimate < 0, abs(estimate), loop, phi)
     return best
+
+
+def _clear_path(base, paths):
+    """Whether the paths keep the clearance from the base (``CLEARANCE_SAMPLES`` samples each)."""
+    clearance, required = base
+    return all(clearance.distances(p.derivatives(np.linspace(0.0, p.length, CLEARANCE_SAMPLES))[0]).min()
+               >= required for p in paths)
 
 
 def _plane_circles(model, q0, axis, pair, limits, grid):
@@ -847,7 +867,8 @@ def _circle_loop(model, q0, pair, center, radius, clockwise):
 
 
 def baseline_plan(model, q0, target, circle=None, margin=DEFAULT_MARGIN, position_limits=None,
-                  velocity_limits=None, acceleration_limits=None, joints=None, sample_period=SAMPLE_PERIOD):
+                  velocity_limits=None, acceleration_limits=None, joints=None, clearance=CLEARANCE,
+                  sample_period=SAMPLE_PERIOD):
     """The naive plan: move to the start of the :func:`naive_baseline` circle for the target's axis, repeat it
     until the rotation about the axis is reached (rounded up to whole cycles), move back; nothing corrects
     the rotation about the other axes."""
@@ -857,7 +878,7 @@ def baseline_plan(model, q0, target, circle=None, margin=DEFAULT_MARGIN, positio
     axis = theta / np.linalg.norm(theta)
     limits = joint_limits(model, margin, position_limits, velocity_limits, acceleration_limits)
     if circle is None:
-        circle = naive_baseline(model, q0, axis, joints, margin, position_limits, velocity_limits)
+        circle = naive_baseline(model, q0, axis, joints, margin, position_limits, velocity_limits, clearance)
     cycles = math.ceil(np.linalg.norm(theta) / (circle.phi @ axis) - 1e-9)
     loop = circle.loop.with_coefficients(circle.loop.coefficients, cycles)
     paths = [LinePath(q0, loop.q_base), loop, LinePath(loop.q_base, q0)]

@@ -206,6 +206,17 @@ def test_plan_refuses_what_the_limits_forbid(orbital):
         ro.plan_reorientation(orbital, np.r_[Q_D[:3], -0.08, Q_D[4:]], target)
     with pytest.raises(InputError, match="a loop needs at least two joints"):
         ro.plan_reorientation(orbital, Q_D, target, joints=["panda_joint1"])
+    with pytest.raises(InputError, match="velocity_limits: panda_joint5 has 0"):
+        ro.plan_reorientation(orbital, Q_D, target, velocity_limits=[2, 2, 2, 2, 0, 2, 2])
+
+
+def test_plan_refuses_a_tumble_it_cannot_outrun(orbital):
+    """With the scenario's tumble (10 deg/s), 30 deg about z cannot be reached within 5 s: refused, naming the
+    drift."""
+    mu0 = np.r_[np.radians([10.0, 1.14, 0.0]), 0.0, 0.0, 0.0]
+    target = ro.rotation_from_axis_angle((0, 0, 1), math.radians(30))
+    with pytest.raises(InputError, match=r"a drift of 10.1 deg/s at rest\), no end time within max_duration 5.0 s"):
+        ro.plan_reorientation(orbital, Q_D, target, mu=mu0, harmonics=1, max_duration=5.0)
 
 
 def test_plan_refuses_joints_too_weak_for_the_target(orbital):
