@@ -67,6 +67,15 @@ def _orbital_parser(families):
                         "in domain FBC_ROS_DOMAIN (default 61); not with --mass-error or --compensation truth")
     p.add_argument("--compare", action="store_true",
                    help="with --ros: also run the ROS-free loop of the same scenario and compare")
+    loop = p.add_argument_group("the ROS-free loop (sim/loop.py)")
+    loop.add_argument("--loop-delay", type=non_negative, metavar="SECONDS",
+                      help="delay from the state a command is computed from to the command acting on the plant "
+                           "(default: one control period, as ros2_control and the DDS loop); 0: the papers' loop, "
+                           "the command acts in the instant its state was read")
+    loop.add_argument("--loop-jitter", type=non_negative, default=0.0, metavar="SECONDS",
+                      help="further delay of each command, uniform in [0, SECONDS] (default 0)")
+    loop.add_argument("--loop-drop", type=non_negative, default=0.0, metavar="P",
+                      help="probability that a command is lost, the plant keeping the last one (default 0)")
     arm = p.add_argument_group("another arm on the spacecraft (robots/orbital/spacecraft.py): start, set-point, "
                                "PD and observer gains are then scaled from the robot")
     arm.add_argument("--arm-urdf", help="URDF of an arm to mount on the spacecraft (its root link is "
@@ -87,6 +96,18 @@ def _orbital_parser(families):
                      help="arm mount orientation, rad")
     p.set_defaults(func=run_orbital)
 
+
+
+def loop_description(scenario):
+    """Which loop a ROS-free run of ``scenario`` runs, for the demo's header."""
+    from floating_base_control.experiments.orbital.scenario import loop_delay
+    delay = loop_delay(scenario)
+    if delay == 0 and not scenario.loop_jitter_s and not scenario.loop_drop:
+        return "zero loop delay (the papers' loop: each command acts in the instant its state was read)"
+    period = " (one control period, as ros2_control)" if scenario.loop_delay_s is None else ""
+    extra = "".join([f", jitter up to {1e3 * scenario.loop_jitter_s:g} ms" if scenario.loop_jitter_s else "",
+                     f", {100 * scenario.loop_drop:g} % of the commands lost" if scenario.loop_drop else ""])
+    return f"loop delay {1e3 * delay:g} ms{period}{extra}"
 
 
 KEYS = ["final_joint_error_deg", "final_observer_pose_error", "final_observer_velocity_error",
@@ -130,7 +151,12 @@ def run_orbital(args):
             print(f"{args.arm_urdf} mounted on a {spacecraft.mass:g} kg spacecraft: {out / 'robot.urdf'}")
         else:
             scenario = orbital.OrbitalScenario(**options)
-    over = " over ROS 2 (mujoco_sim + floating_base_controller)" if args.ros else ""
+    if args.ros and (args.loop_delay is not None or args.loop_jitter or args.loop_drop):
+        raise ValueError("--loop-delay, --loop-jitter and --loop-drop model the ROS-free loop: over ROS 2 the "
+                         "loop is DDS's own")
+    scenario = replace(scenario, loop_delay_s=args.loop_delay, loop_jitter_s=args.loop_jitter,
+                       loop_drop=args.loop_drop)
+    over = " over ROS 2 (mujoco_sim + floating_base_controller)" if args.ros else f", {loop_description(scenario)}"
     print(f"orbital scenario {scenario.name}{over}: "
           f"{scenario.duration_s:g} s, compensation {compensation}, integral time {integral_time:g} s -> {out}/")
     if args.tumble_scale != 1.0:
@@ -146,7 +172,7 @@ def run_orbital(args):
     else:
         log, summary = orbital.run(scenario, progress=progress)
     if args.ros and args.compare:
-        print("the same scenario without ROS (one process, synchronous loop):")
+        print(f"the same scenario without ROS (one process, {loop_description(scenario)}):")
         summary["ros_free"] = {k: orbital.run(scenario)[1][k] for k in KEYS}
     write_json(out / "summary.json", summary)
     write_csv(out / "timeseries.csv", log)
@@ -166,7 +192,8 @@ def _run_orbital_task(args, scenario, out, progress):
     """``--task trajectory|end-effector``: the motion task in the ROS-free loop (experiments/orbital/tasks.py)."""
     from floating_base_control.experiments.orbital import tasks
 
-    print(f"orbital scenario, task {args.task}: {args.duration:g} s, compensation {args.compensation} -> {out}/")
+    loop = "" if args.ros else f", {loop_description(scenario)}"
+    print(f"orbital scenario, task {args.task}: {args.duration:g} s, compensation {args.compensation}{loop} -> {out}/")
     settings = tasks.TaskSettings()
     if args.ros:        # the node's joint task uses the stiffness and damping parameters: the task's gains
         from floating_base_control.ros import orbital_demo as demo
@@ -210,6 +237,12 @@ def _hopper_parser(families):
     p.add_argument("--timestep", type=positive, default=None,
                    help=f"MuJoCo step, s (default: the experiment's, {TIMESTEP:g} but for revolute III: "
                         "step-converged, docs/HOPPER.md)")
+    p.add_argument("--control-rate", type=positive,
+                   help="controller steps per second (default: one per MuJoCo step; the ROS node runs at 1000)")
+    p.add_argument("--loop-delay", type=non_negative, metavar="SECONDS",
+                   help="delay from the state a command is computed from to the command acting on the plant "
+                        "(default: one control period, as ros2_control); 0: the thesis' loop, the command acts in "
+                        "the step its state was read")
     p.add_argument("--out", type=writable_dir,
                    help="output directory (default out/demo/hopper/<robot>-<exp>-<variant>)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG figures")
@@ -225,11 +258,18 @@ def _run_hopper(args):
                      contact_rule=args.contact_rule)
     out = Path(args.out or f"out/demo/hopper/{exp.robot}-{exp.name}-{exp.gains.variant}")
     out.mkdir(parents=True, exist_ok=True)
+    timestep = args.timestep or exp.timestep
+    control_every = 1 if args.control_rate is None else max(1, round(1.0 / (args.control_rate * timestep)))
+    period = control_every * timestep
+    delay = period if args.loop_delay is None else args.loop_delay
+    loop = (f"control every {1e3 * period:g} ms, " + ("zero loop delay (the thesis' loop)" if delay == 0 else
+            f"loop delay {1e3 * delay:g} ms" + (" (one control period)" if args.loop_delay is None else "")))
     print(f"{exp.robot} hopper, Exp {exp.name} ({exp.description}), controller {exp.gains.variant}, "
-          f"{args.floor} floor, {args.base} base, contact rule {exp.gains.contact_rule}, "
-          f"step {args.timestep or exp.timestep:g} s")
+          f"{args.floor} floor, {args.base} base, contact rule {exp.gains.contact_rule}, step {timestep:g} s, {loop}")
+    hold = period + delay if control_every > 1 else 0.0     # how long a sampled command acts after its state
     log, flows, meta = run(exp, args.duration, floor=args.floor, base=args.base, timestep=args.timestep,
-                           floor_K=args.floor_K, floor_D=args.floor_D)
+                           floor_K=args.floor_K, floor_D=args.floor_D, control_every=control_every,
+                           control_period=hold, loop_delay_s=args.loop_delay)
     summary = summarize(exp, log, flows, meta)
     write_json(out / "summary.json", summary)
     write_log_csv(out / "timeseries.csv", log)

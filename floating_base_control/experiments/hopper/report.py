@@ -62,6 +62,7 @@ def summarize(exp, log, flows, meta):
         "max_out_of_plane_m": float(a["out_of_plane"].max()),
         **thesis_energy_figures(flows, hops),
         "contact_rule": exp.gains.contact_rule, "timestep_s": meta["timestep"],
+        "loop_delay_s": meta["loop_delay_s"],
         "initial_energy_J": meta["E0"], "final_energy_J": meta["E_end"],
         "gait_second_half": gait_statistics(log, hops, t[0] + 0.5 * (t[-1] - t[0])),
         "settings": {"gravity": exp.gravity, "floor": meta["floor"], "floor_K": meta["floor_K"],

@@ -29,6 +29,7 @@ from floating_base_control.validation import InputError
 from floating_base_control.resources import hopper_urdf
 from floating_base_control.robots.hopper.model import hopper_model, planar_pose, planar_twist
 from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K, HopperPlant
+from floating_base_control.sim.loop import CommandDelay, loop_delay_steps
 
 EXPERIMENT_NAMES = ("I", "II", "III", "IV", "V", "VI")
 
@@ -179,7 +180,8 @@ IMPACT_MAX_DURATION = 0.005
 
 
 def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, control_every=1, log_every=10,
-        fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D, control_period=0.0):
+        fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D, control_period=0.0,
+        loop_delay_s=None):
     """Simulate ``exp`` for ``duration`` seconds (default: the experiment's) at the MuJoCo step
     ``timestep`` (default: the experiment's); returns ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the
     viscoelastic floor's stiffness (N/m) and damping (N s/m), default the thesis' (Tables 4.6, 4.11).
@@ -187,9 +189,10 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
     The controller runs every ``control_every`` steps on the plant's sensors, its
     ``control_period`` the hold its contact rule accounts for (``HopperController``: 0 for a
     controller at every step; ``control_every * timestep`` for the 1 kHz loop of the ROS 2
-    nodes, ``timestep=1e-4, control_every=10, control_period=1e-3``); the run stops
-    when the robot falls: CoM below ``fall_height * r_des``, or the CoM-foot line more than
-    ``fall_angle_deg`` from the vertical.
+    nodes, ``timestep=1e-4, control_every=10, control_period=1e-3``), and each command acts
+    ``loop_delay_s`` later (``sim/loop.py``; ``None``: one control period, as ros2_control; 0: in the
+    step its state was read, the thesis' loop).  The run stops when the robot falls: CoM below
+    ``fall_height * r_des``, or the CoM-foot line more than ``fall_angle_deg`` from the vertical.
     """
     duration = exp.duration if duration is None else float(duration)
     timestep = exp.timestep if timestep is None else float(timestep)
@@ -202,16 +205,21 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
     events = _Events(log, exp.gains)
     meas = plant.sense()
     E0 = plant.energy()
+    n = model.n
+    delay = CommandDelay(loop_delay_steps(loop_delay_s, timestep, timestep * control_every),
+                         (np.zeros(n), 0.0, np.zeros(n)))
     for k in range(int(round(duration / timestep))):
         if k % control_every == 0:
             cmd = controller.step(meas)
+            delay.send(k, (cmd.tau, cmd.base_torque, cmd.tau_damping))
+        (applied, _), = delay.segments(k, 1)
         com, com_vel, L, alpha_cf, impact = events.observe(plant, cmd)
         if k % log_every == 0:
             _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0)
         if com[2] < fall_height * exp.gains.r_des or abs(alpha_cf) > math.radians(fall_angle_deg):
             log.fell_at = plant.time
             break
-        flows.add(plant.step(cmd.tau, cmd.base_torque, cmd.tau_damping), impact)
+        flows.add(plant.step(*applied), impact)
         meas = plant.sense()
         log.steps = k + 1
     com, com_vel, L = plant.com_and_momentum()
@@ -219,6 +227,7 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
              flows, E0)
     viscoelastic = floor == "viscoelastic"      # K and D mean nothing for MuJoCo's contact
     meta = {"E0": E0, "E_end": plant.energy(), "timestep": timestep, "control_every": control_every,
+            "loop_delay_s": delay.delay * timestep,
             "floor": floor, "floor_K": floor_K if viscoelastic else None,
             "floor_D": floor_D if viscoelastic else None, "base": base, "duration": duration}
     return log, flows, meta

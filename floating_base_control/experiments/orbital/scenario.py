@@ -11,6 +11,11 @@ velocity ``mu_omega(0) = [10, 1.14, 0]`` deg/s, right after synchronizing with
 a tumbling target; the base pose arrives at 10 Hz with 1 mrad / 1 mm noise and
 20 ms latency; the set-point is away from the start; the observer starts from
 the first pose sample with ``mu_hat = 0``.
+
+The loop is the robot's (``sim/loop.py``): each command acts ``loop_delay_s`` after the state it was
+computed from, by default one control period (ros2_control's read-update-write, the DDS loop), with
+optional jitter and lost commands; ``loop_delay_s = 0`` is the papers' loop, where the command acts in
+the instant the state was read.
 """
 import dataclasses
 import tempfile
@@ -36,6 +41,7 @@ from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.urdf_loader import read_urdf
 from floating_base_control.validation import InputError
 from floating_base_control.sim.friction import SigmoidFriction
+from floating_base_control.sim.loop import CommandDelay, loop_delay_steps
 from floating_base_control.sim.plant import MujocoPlant
 from floating_base_control.sim.sensors import JointEncoders, PoseSensor
 from floating_base_control.experiments.orbital import verdicts
@@ -82,6 +88,11 @@ class OrbitalScenario:
     log_rate_hz: float = 100.0
     urdf: Optional[str] = None               #: default: the orbital robot
     joint_dynamics: str = "urdf"             #: URDF joint damping/friction in the plant, or "ideal" (sim/plant.py)
+    #: command-to-plant delay (sim/loop.py); None: one control period, as ros2_control and the DDS loop;
+    #: 0: the command acts in the instant its state was read (the papers' loop)
+    loop_delay_s: Optional[float] = None
+    loop_jitter_s: float = 0.0               #: further delay of each command, uniform in [0, this]
+    loop_drop: float = 0.0                   #: probability that a command is lost (the plant keeps the last)
 
     def to_dict(self):
         return asdict(self)
@@ -101,6 +112,20 @@ def configuration_check(scenario, model):
                                        1.0 / scenario.control_rate_hz, 1.0 / scenario.pose_rate_hz,
                                        scenario.pose_latency_s, on_unstable=scenario.observer_check)
     return sampling, verdicts.thresholds(scenario, sampling.natural_frequency)
+
+
+def loop_delay(scenario):
+    """The loop delay a run of ``scenario`` applies, s (``loop_delay_s`` rounded to the physics step)."""
+    dt = 1.0 / scenario.control_rate_hz
+    return loop_delay_steps(scenario.loop_delay_s, dt / scenario.sim_substeps, dt) * dt / scenario.sim_substeps
+
+
+def command_delay(scenario, n):
+    """The :class:`~floating_base_control.sim.loop.CommandDelay` of a run of ``scenario`` (``n`` joints)."""
+    dt = 1.0 / scenario.control_rate_hz
+    step = dt / scenario.sim_substeps
+    return CommandDelay(loop_delay_steps(scenario.loop_delay_s, step, dt), np.zeros(n),
+                        loop_delay_steps(scenario.loop_jitter_s, step, dt), scenario.loop_drop, seed=(scenario.seed, 3))
 
 
 def run(scenario, progress=None, motion=None, evaluate=None):
@@ -138,6 +163,7 @@ def run(scenario, progress=None, motion=None, evaluate=None):
     truth_fed = scenario.compensation == "truth"
     J0 = plant.momentum()
     monitor = LimitMonitor(truth_model.position_limits, truth_model.velocity_limits)
+    delay, substeps = command_delay(scenario, truth_model.n), scenario.sim_substeps
     for i in range(ticks + 1):
         t = i * dt
         logged = i % every == 0 or i == ticks
@@ -167,7 +193,9 @@ def run(scenario, progress=None, motion=None, evaluate=None):
             if progress and i % (every * 500) == 0:
                 progress(t)
         if i < ticks:
-            plant.step(out.tau, scenario.sim_substeps)
+            delay.send(i * substeps, out.tau)
+            for tau, steps in delay.segments(i * substeps, substeps):
+                plant.step(tau, steps)
     arrays = log.arrays()
     return arrays, summarize(scenario, arrays, J0, status, (sampling, limits), monitor)
 
@@ -268,6 +296,7 @@ def summarize(scenario, log, J0, status, check=None, monitor=None):
         "initial_momentum": J0.tolist(),
         "scenario": scenario.name,
         "scenario_parameters": scenario.to_dict(),
+        "loop_delay_s": loop_delay(scenario),
     }
 
 
