@@ -197,7 +197,6 @@ def _run_orbital_task(args, scenario, out, progress):
     settings = tasks.TaskSettings()
     if args.ros:        # the node's joint task uses the stiffness and damping parameters: the task's gains
         from floating_base_control.ros import orbital_demo as demo
-        settings = demo.ros_settings(settings, scenario)
         scenario = replace(tasks.task_scenario(scenario, args.task, settings), stiffness=settings.stiffness,
                            damping=settings.damping)
         log, summary = demo.run(scenario, progress=progress, task=args.task, settings=settings)

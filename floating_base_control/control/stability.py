@@ -7,7 +7,7 @@ task law of the package is, linearized, a state feedback with gain matrices::
 
     u = -K e - D e' - K_i z,   z' = e
 
-* set-point, eq. 52 extended (``control/task.py``) and joint tracking (``control/tracking.py``):
+* set-point, eq. 52 extended (``control/setpoint.py``) and joint tracking (``control/tracking.py``):
   ``K, D, K_i`` diagonal; near a limit the limit potential and the velocity guard add their ``K_lim`` and
   ``d_v`` to the joints concerned;
 * end-effector impedance (``control/end_effector.py``, :func:`cartesian_joint_gains`): with the
@@ -56,7 +56,7 @@ distance ``r(q)``; in flight the knee's reduced inertia seen through ``dr/dq`` i
 ``K = K_r (dr/dq)^2``, ``D = D_r (dr/dq)^2``.
 
 The module is ROS-free and imports neither MuJoCo nor matplotlib: the controller nodes check their parameters
-with it (``nodes/orbital_controller.py``, ``nodes/hopper_controller.py``).
+with it (``ros/orbital_controller.py``, ``ros/hopper_controller.py``).
 """
 from typing import NamedTuple
 
@@ -64,10 +64,11 @@ import numpy as np
 import pinocchio as pin
 from scipy.linalg import eigh
 
-from .end_effector import damping_matrix, frame_kinematics, generalized_jacobian, world_inertia
-from ..dynamics.rel_fast import locked_inertia_factor
-from ..lie import SWAP
-from ..validation import InputError
+from floating_base_control.control.end_effector import (damping_matrix, frame_kinematics, generalized_jacobian,
+                                                       world_inertia)
+from floating_base_control.dynamics.rel_fast import locked_inertia_factor
+from floating_base_control.lie import SWAP
+from floating_base_control.validation import InputError
 
 #: Spectral radius above which the loop counts as unstable (a neutral mode, e.g. zero stiffness, sits at 1).
 UNSTABLE_RADIUS = 1.0 + 1e-9
@@ -115,7 +116,7 @@ def closed_loop_matrix(M, K, D, h, delay, K_i=None, scale=1.0):
     A[:2 * n, :2 * n] = Phi
     if K_i is not None:
         A[2 * n:nx, 2 * n:nx] = np.eye(n)
-        A[2 * n:nx, :n] = h * np.eye(n)                           # z_{k+1} = z_k + h e_k (control/task.py)
+        A[2 * n:nx, :n] = h * np.eye(n)                           # z_{k+1} = z_k + h e_k (control/setpoint.py)
     buffer = [slice(nx + i * n, nx + (i + 1) * n) for i in range(m + 1)]     # u_{k-1-i}
     if m == 0:
         A[:2 * n, :nx] -= G0 @ F
@@ -292,20 +293,23 @@ def radial_loop(model, foot_id, q, K_r, D_r, h=1e-6):
 
 
 def loop_verdict(M, K, D, h, K_i=None):
-    """``(unstable, thin)`` for a controller node's parameter check: why the loop with one period ``h`` of delay
-    is unstable (``None`` if it is not), and which margins of :data:`REQUIRED` (at one period) and
-    :data:`REQUIRED_DDS` (with :data:`DDS_LATENCY_S` more) it lacks (``None`` if none).  Six eigenvalue
-    problems: the gain and phase margins are checked at the required values, not searched."""
-    radius = spectral_radius(closed_loop_matrix(M, K, D, h, h, K_i))
-    if not radius < UNSTABLE_RADIUS:
-        return (f"unstable with one control period ({1e3 * h:g} ms) of loop delay (spectral radius {radius:.4f}; "
-                f"gains {gain_margin(M, K, D, h, h, K_i):.2f} times these are at the boundary)"), None
+    """``(unstable, thin)`` for a controller node's parameter check: why the loop is unstable with one period
+    ``h`` of delay or with :data:`DDS_LATENCY_S` more (``None`` if it is stable with both: a node that talks
+    to its robot over DDS runs with that latency), and which margins of :data:`REQUIRED` (at one period) and
+    :data:`REQUIRED_DDS` (with the latency) it lacks (``None`` if none).  A few eigenvalue problems: the gain
+    and phase margins are checked at the required values, not searched."""
+    cases = ((h, REQUIRED, "one control period"),
+             (h + DDS_LATENCY_S, REQUIRED_DDS, f"one control period and {1e3 * DDS_LATENCY_S:g} ms of DDS latency"))
+    for delay, _, where in cases:
+        radius = spectral_radius(closed_loop_matrix(M, K, D, h, delay, K_i))
+        if not radius < UNSTABLE_RADIUS:
+            return (f"unstable with {where} ({1e3 * delay:g} ms) of loop delay (spectral radius {radius:.4f}; "
+                    f"gains {gain_margin(M, K, D, h, delay, K_i):.2f} times these are at the boundary)"), None
     lacking = []
-    for delay, required, where in ((h, REQUIRED, "one period"),
-                                   (h + DDS_LATENCY_S, REQUIRED_DDS, f"{1e3 * DDS_LATENCY_S:g} ms more")):
+    for delay, required, where in cases:
         gm, pm = required["gain_margin"], required["phase_margin_deg"]
         if not is_stable(M, K, D, h, delay, K_i, gm):
-            lacking.append(f"gain margin below {gm:g} at {where}")
-        if not (is_stable(M, K, D, h, delay, K_i) and is_stable(M, K, D, h, delay, K_i, np.exp(-1j * np.deg2rad(pm)))):
-            lacking.append(f"phase margin below {pm:g} deg at {where}")
+            lacking.append(f"gain margin below {gm:g} with {where}")
+        if not is_stable(M, K, D, h, delay, K_i, np.exp(-1j * np.deg2rad(pm))):
+            lacking.append(f"phase margin below {pm:g} deg with {where}")
     return None, ("; ".join(lacking) or None)

@@ -32,7 +32,7 @@ from floating_base_control.control.trajectory import TrajectoryReference, Waypoi
 from floating_base_control.control.tracking import JointTask
 from floating_base_control.validation import FloatingBaseError, InputError
 from floating_base_control.ros import messages as m
-from floating_base_control.ros.params import CARTESIAN_AXES
+from floating_base_control.ros.params import CARTESIAN_AXES, end_effector_frame
 
 
 def by_name(what, names, values, joints):
@@ -84,7 +84,7 @@ class MotionCommands:
     def __init__(self, node, model, controller):
         self.node, self.model, self.controller = node, model, controller
         self.joints = list(model.joint_names)
-        self.frame = node._p("end_effector.frame") or model.pin_model.frames[model.pin_model.nframes - 1].name
+        self.frame = end_effector_frame(node._p, model)
         self.task, self.requested = "setpoint", "setpoint"
         self.joint_task = self.ee_task = None
         self.refused, self.accepted = "none", 0

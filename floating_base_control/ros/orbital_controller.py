@@ -38,7 +38,8 @@ from floating_base_control.ros import messages as m
 from floating_base_control.ros import runtime as rt
 from floating_base_control.ros.controller_base import ControlNode
 from floating_base_control.ros.motion_commands import MotionCommands
-from floating_base_control.ros.params import ROBOT_PARAMS, controller_params, robot_options
+from floating_base_control.ros.params import (ROBOT_PARAMS, controller_params, default_joint_gains, gain_stability,
+                                             robot_options)
 
 NAME = "floating_base_controller"
 
@@ -48,13 +49,34 @@ class ControllerNode(ControlNode):
         robot_specs = [s for s in controller_params([], [], []) if s.name in ROBOT_PARAMS]
         super().__init__(NAME, robot_specs, **kwargs)
         self.model = load_robot(**robot_options(self._p))[0]
-        specs = controller_params(self.model.joint_names, self.model.position_limits, self.model.effort_limits)
+        specs = controller_params(self.model.joint_names, self.model.position_limits, self.model.effort_limits,
+                                  default_joint_gains(self.model))
         for spec in specs:
             self.specs[spec.name] = spec
             if not self.has_parameter(spec.name):
                 rt.declare(self, spec)
         self.out_index = np.array(self.command_index())
+        self.declared = True           # start() checks the gains, together
         self.start()
+
+    def check_parameters(self, new):
+        """New gains that make the loop unstable at the current shape (before any joint state: the set-point's)
+        are refused; gains that lack the required margins there are accepted with a warning
+        (``params.gain_stability``)."""
+        if not getattr(self, "declared", False):          # one at a time while being declared
+            return None
+        get = lambda name: new[name] if name in new else self._p(name)      # noqa: E731
+        q = getattr(self, "q", None)
+        if q is None:
+            lo, hi = self.model.position_limits.T
+            q = np.clip([get(f"setpoint.{j}") for j in self.model.joint_names], lo, hi)
+        try:
+            refusal, warning = gain_stability(get, new, self.model, q)
+        except FloatingBaseError as exc:
+            return str(exc)
+        if warning:
+            self.get_logger().warning(f"accepted, but {warning}")
+        return refusal
 
     def configure(self):
         n = self.model.n

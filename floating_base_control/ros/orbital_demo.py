@@ -16,7 +16,6 @@ ROS-free demo (``experiments/orbital/tasks.py``), and judges the result on the s
 """
 import os
 import signal
-from dataclasses import replace
 import subprocess
 import time
 
@@ -226,16 +225,6 @@ def _wait_for(executor, ready, procs, what, timeout=60.0):
             raise RuntimeError(f"{what} did not come up within {timeout:g} s")
 
 
-def ros_settings(settings, scenario):
-    """The motion tasks' settings for a run over DDS: the scenario's joint gains (those of the set-point demo
-    over DDS) and the Cartesian gains of ``test/ros/test_ros_motion.py``.  The node's loop on a shared machine
-    runs with stalls, where the ROS-free demo's stiff gains (wrist joints and rotation at 50-100 rad/s
-    natural frequency) are unstable."""
-    return replace(settings, stiffness=scenario.stiffness, damping=scenario.damping,
-                   ee_stiffness=(5.0, 5.0, 5.0, 300.0, 300.0, 300.0), ee_damping=(0.05, 0.05, 0.05, 5.0, 5.0, 5.0),
-                   ee_damping_ratio=0.7, nullspace_stiffness=(1.0,) * 7, nullspace_damping=(0.02,) * 7)
-
-
 def task_overrides(task, settings, joint_names):
     """The controller's parameters for a motion task's demo (``experiments/orbital/tasks.py``'s gains; the
     node's null-space gains are one value for every joint: the smallest of the demo's).  It starts with ``task: joint``
@@ -326,4 +315,5 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
         from floating_base_control.experiments.orbital.tasks import task_summary
         summary.update(task_summary(task, log), task_settings=settings.to_dict())
     summary["transport"] = f"ROS 2 topics, Fast DDS shared memory, domain {domain_id}"
+    summary["loop_delay_s"] = None          # the DDS loop's own, not a modelled one
     return log, summary

@@ -7,6 +7,12 @@ are read-only.  Per-joint parameters are named ``<group>.<joint>``.
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
+import numpy as np
+
+from floating_base_control.control import stability
+from floating_base_control.control.end_effector import (DEFAULT_DAMPING_RATIO, DEFAULT_NULLSPACE_DAMPING,
+                                                       DEFAULT_NULLSPACE_STIFFNESS, DEFAULT_STIFFNESS, CartesianGains,
+                                                       FrameWorkspace, frame_id)
 from floating_base_control.control.shape import COMPENSATIONS
 from floating_base_control.control.watchdog import SAFE_MODES
 from floating_base_control.estimation.health import HealthConfig
@@ -100,8 +106,25 @@ def _monitoring():
     ]
 
 
-def controller_params(joint_names, position_limits, effort_limits):
-    """Parameters of ``floating_base_controller`` for a robot with these joints and limits."""
+#: Joint gains of a controller whose robot is not known yet (N m/rad, N m s/rad): the node itself declares its
+#: robot's, :func:`default_joint_gains`.
+UNKNOWN_ROBOT_GAINS = (10.0, 1.0)
+STIFFNESS_RANGE, DAMPING_RANGE = (0.0, 2000.0), (0.001, 200.0)
+
+
+def default_joint_gains(model):
+    """``(K, D)`` per joint: ``control/stability.py``'s delay-robust gains over the middle of the joint range and
+    random shapes within it (stable with margin there at one period of loop delay and over DDS; the node warns
+    where a shape lacks the margins), within the parameters' ranges."""
+    K, D = stability.delay_robust_joint_gains([model.reduced_shape_inertia(q)
+                                               for q in stability.sample_configurations(model, 16)])
+    return np.clip(K, *STIFFNESS_RANGE), np.clip(D, *DAMPING_RANGE)
+
+
+def controller_params(joint_names, position_limits, effort_limits, joint_gains=None):
+    """Parameters of ``floating_base_controller`` for a robot with these joints and limits, ``joint_gains``
+    ``(K, D)`` the default stiffness and damping per joint (:func:`default_joint_gains`; ``None``:
+    :data:`UNKNOWN_ROBOT_GAINS`)."""
     g, h = ObserverGains(), HealthConfig()
     specs = _structural("floating_base_controller") + [
         ParamSpec("base_pose_type", "pose", "message type on base_pose_topic", read_only=True,
@@ -153,11 +176,14 @@ def controller_params(joint_names, position_limits, effort_limits):
         *_monitoring(),
         *_realtime(),
     ]
-    for j, (lo, hi), effort in zip(joint_names, position_limits, effort_limits):
+    n = len(joint_names)
+    K, D = joint_gains if joint_gains is not None else (np.full(n, UNKNOWN_ROBOT_GAINS[0]),
+                                                        np.full(n, UNKNOWN_ROBOT_GAINS[1]))
+    for j, (lo, hi), effort, k, d in zip(joint_names, position_limits, effort_limits, K, D):
         lo, hi, effort = float(max(lo, -1e3)), float(min(hi, 1e3)), float(min(effort, 1e4))
         specs += [
-            ParamSpec(f"stiffness.{j}", 10.0, f"task stiffness of {j}, eq. 52 (N m/rad)", (0.0, 2000.0)),
-            ParamSpec(f"damping.{j}", 1.0, f"task damping of {j}, eq. 52 (N m s/rad)", (0.001, 200.0)),
+            ParamSpec(f"stiffness.{j}", float(k), f"task stiffness of {j}, eq. 52 (N m/rad)", STIFFNESS_RANGE),
+            ParamSpec(f"damping.{j}", float(d), f"task damping of {j}, eq. 52 (N m s/rad)", DAMPING_RANGE),
             ParamSpec(f"integral.{j}", 0.0, f"integral gain K_i of {j} (PD + I with anti-windup, "
                       "control/setpoint.py; 0: PD only) (N m/(rad s))", (0.0, 1000.0)),
             ParamSpec(f"setpoint.{j}", min(max(0.0, lo), hi), f"set-point of {j} (rad or m)", (lo, hi)),
@@ -199,18 +225,21 @@ def motion_params():
         ParamSpec("end_effector.max_speed", 0.1, "speed of the reference toward a target (m/s)", (0.001, 2.0)),
         ParamSpec("end_effector.max_angular_speed", 0.3, "angular speed of the reference toward a target "
                   "(rad/s)", (0.001, 5.0)),
-        ParamSpec("end_effector.nullspace_stiffness", 5.0, "posture stiffness in the null space, every joint "
+        ParamSpec("end_effector.nullspace_stiffness", DEFAULT_NULLSPACE_STIFFNESS, "posture stiffness in the null "
+                  "space, every joint "
                   "(N m/rad)", (0.0, 1000.0)),
         ParamSpec("end_effector.feedforward", False, "task-space feedforward of the reference's and the drift's "
                   "acceleration (docs/MOTION.md); needs a loop that keeps its rate"),
-        ParamSpec("end_effector.damping_ratio", 0.0, "Cartesian damping from this damping ratio and the task "
-                  "inertia (factorization design, docs/MOTION.md); 0: the damping.<axis> parameters", (0.0, 10.0)),
-        ParamSpec("end_effector.nullspace_damping", 0.2, "posture damping in the null space, every joint "
+        ParamSpec("end_effector.damping_ratio", DEFAULT_DAMPING_RATIO, "Cartesian damping from this damping "
+                  "ratio and the task inertia (factorization design, docs/MOTION.md); 0: the damping.<axis> "
+                  "parameters (no constant per-axis damping damps every direction: docs/STABILITY.md)", (0.0, 10.0)),
+        ParamSpec("end_effector.nullspace_damping", DEFAULT_NULLSPACE_DAMPING, "posture damping in the null space, "
+                  "every joint "
                   "(N m s/rad)", (0.0, 100.0)),
     ]
-    for axis in CARTESIAN_AXES:
+    for axis, stiff in zip(CARTESIAN_AXES, DEFAULT_STIFFNESS):
         unit = ("N m/rad", "N m s/rad") if axis.startswith("r") else ("N/m", "N s/m")
-        stiff, damp = (50.0, 2.0) if axis.startswith("r") else (2000.0, 150.0)
+        damp = 0.5 if axis.startswith("r") else 150.0         # used only with damping_ratio 0
         specs += [ParamSpec(f"end_effector.stiffness.{axis}", stiff, f"Cartesian stiffness along world {axis} "
                             f"({unit[0]})", (0.0, 1e5)),
                   ParamSpec(f"end_effector.damping.{axis}", damp, f"Cartesian damping along world {axis} "
@@ -350,3 +379,42 @@ def hopper_sim_params():
                   **ro),
         *_realtime(),
     ]
+
+
+#: The parameters of the joint gains (one per joint) and of the Cartesian impedance.
+JOINT_GAIN_GROUPS = ("stiffness", "damping", "integral")
+CARTESIAN_GAIN_PARAMS = ("end_effector.damping_ratio", "end_effector.nullspace_stiffness",
+                         "end_effector.nullspace_damping",
+                         *(f"end_effector.{kind}.{axis}" for kind in ("stiffness", "damping") for axis in CARTESIAN_AXES))
+
+
+def end_effector_frame(get, model):
+    """The frame of the end-effector task: the ``end_effector.frame`` parameter, else the URDF's last frame."""
+    return get("end_effector.frame") or model.pin_model.frames[model.pin_model.nframes - 1].name
+
+
+def gain_stability(get, changed, model, q):
+    """``(refusal, warning)`` for new parameter values (``changed``: their names; ``get(name)``: every value, the
+    new ones included): the joint gains (if changed) and, with the end-effector task, the Cartesian impedance
+    (if it or the task changed), linearized at the shape ``q`` with one control period of loop delay
+    (``control/stability.py``'s ``loop_verdict``).  Refused: a loop unstable at ``q``; warned: margins below
+    the required ones at ``q``.  Both depend on the shape (the inertia does): a refusal or a warning says
+    where it holds."""
+    h, names, where = 1.0 / get("control_rate_hz"), model.joint_names, np.array2string(np.asarray(q), precision=3)
+    verdicts = []
+    if any(name.split(".")[0] in JOINT_GAIN_GROUPS for name in changed):
+        K, D, K_i = ([get(f"{group}.{j}") for j in names] for group in JOINT_GAIN_GROUPS)
+        verdicts.append(("joint gains (stiffness, damping, integral)",
+                         stability.loop_verdict(model.reduced_shape_inertia(q), K, D, h, K_i)))
+    if get("task") == "end_effector" and any(name in CARTESIAN_GAIN_PARAMS or name == "task" for name in changed):
+        gains = CartesianGains([get(f"end_effector.stiffness.{a}") for a in CARTESIAN_AXES],
+                               [get(f"end_effector.damping.{a}") for a in CARTESIAN_AXES],
+                               np.full(model.n, get("end_effector.nullspace_stiffness")),
+                               np.full(model.n, get("end_effector.nullspace_damping")),
+                               get("end_effector.damping_ratio") or None)
+        ws = FrameWorkspace(model)
+        M, K, D = stability.cartesian_joint_gains(model, ws, frame_id(model, end_effector_frame(get, model)), q, gains)
+        verdicts.append(("Cartesian impedance (end_effector.*)", stability.loop_verdict(M, K, D, h)))
+    refusals = [f"{what}: {unstable} at the shape {where}" for what, (unstable, _) in verdicts if unstable]
+    warnings = [f"{what}: {thin} at the shape {where} (docs/STABILITY.md)" for what, (_, thin) in verdicts if thin]
+    return "; ".join(refusals) or None, "; ".join(warnings) or None

@@ -35,7 +35,7 @@ def test_what_a_ros_run_cannot_honour_is_refused_by_name():
 
 def test_a_motion_task_demo_gives_the_node_the_tasks_parameters():
     from floating_base_control.experiments.orbital.tasks import TaskSettings
-    settings = demo.ros_settings(TaskSettings(), OrbitalScenario())
+    settings = TaskSettings()
     overrides = dict(demo.task_overrides("end-effector", settings, JOINTS))
     assert overrides["task"] == "joint" and overrides["hold_on_activate"] is True     # holds until the target
     assert overrides["end_effector.frame"] == "panda_link8"

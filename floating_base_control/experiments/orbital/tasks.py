@@ -26,8 +26,10 @@ import numpy as np
 import pinocchio as pin
 
 from floating_base_control.analysis.hold import com_speed, hold_motion
-from floating_base_control.control.end_effector import (CartesianGains, EndEffectorTask, FrameWorkspace, PoseReference,
-                                                        frame_id, frame_kinematics)
+from floating_base_control.control.end_effector import (DEFAULT_DAMPING_RATIO, DEFAULT_NULLSPACE_DAMPING,
+                                                       DEFAULT_NULLSPACE_STIFFNESS, DEFAULT_STIFFNESS, CartesianGains,
+                                                       EndEffectorTask, FrameWorkspace, PoseReference, frame_id,
+                                                       frame_kinematics)
 from floating_base_control.control.handover import Handover
 from floating_base_control.control.shape import ShapeGains
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
@@ -49,8 +51,10 @@ class TaskSettings:
     via: tuple = ((0.0, -0.8, 0.0, -2.3, 0.0, 1.5, 0.8), (0.4, -0.6, -0.4, -2.0, 0.4, 1.2, 1.2))
     segment_s: float = 3.0                               #: time between waypoints
     acceleration_limit: float = 5.0                      #: rad/s^2, every joint
-    stiffness: tuple = (600.0, 600.0, 400.0, 400.0, 100.0, 100.0, 50.0)
-    damping: tuple = (60.0, 60.0, 30.0, 30.0, 5.0, 5.0, 1.5)
+    #: joint gains: control/stability.py's delay_robust_joint_gains on the trajectory's shapes
+    #: (trajectory_shapes), to 3 digits: stable with margin at one period of loop delay and over DDS
+    stiffness: tuple = (134.0, 317.0, 187.0, 212.0, 7.89, 9.68, 1.48)
+    damping: tuple = (11.6, 27.4, 16.2, 18.4, 0.683, 0.838, 0.129)
     ee_frame: str = "panda_link8"
     ee_start_s: float = 10.0                             #: the target is sent then (joints held before)
     ee_blend_s: float = 0.5                              #: handover from the joint hold to the impedance
@@ -59,19 +63,29 @@ class TaskSettings:
     ee_offset_m: tuple = (0.0, 0.3, 0.0)                 #: world frame
     ee_rotation_deg: float = 30.0
     ee_rotation_axis: tuple = (0.0, 0.0, 1.0)            #: world frame
-    ee_stiffness: tuple = (300.0, 300.0, 300.0, 4000.0, 4000.0, 4000.0)
-    ee_damping: tuple = (2.0, 2.0, 2.0, 150.0, 150.0, 150.0)   #: used only without ``ee_damping_ratio``
-    ee_damping_ratio: float = 0.7                        #: D_x from the task inertia (control/end_effector.py)
+    ee_stiffness: tuple = DEFAULT_STIFFNESS                    #: control/end_effector.py's defaults
+    ee_damping: tuple = (0.5, 0.5, 0.5, 150.0, 150.0, 150.0)   #: used only without ``ee_damping_ratio``
+    ee_damping_ratio: float = DEFAULT_DAMPING_RATIO      #: D_x from the task inertia (control/end_effector.py)
     ee_feedforward: bool = True                          #: the task-space feedforward F_ff
     ee_hold_s: float = 1.5                               #: the run ends this long after the reference arrives
     ee_hold_horizon_s: float = 10.0                      #: longest physically possible hold looked for (0: none)
     #: observer gains (k, l_rot, l_trans) of the end-effector run: 2 rad/s attitude bandwidth, damping ratio 0.7
     ee_observer: tuple = (3.0, 300.0, 300.0)
-    nullspace_stiffness: tuple = (20.0, 20.0, 20.0, 20.0, 5.0, 5.0, 2.0)
-    nullspace_damping: tuple = (5.0, 5.0, 2.0, 2.0, 0.5, 0.5, 0.2)
+    nullspace_stiffness: tuple = (DEFAULT_NULLSPACE_STIFFNESS,) * 7
+    nullspace_damping: tuple = (DEFAULT_NULLSPACE_DAMPING,) * 7
 
     def to_dict(self):
         return asdict(self)
+
+
+def trajectory_shapes(settings, model, q0, q_d, count=49):
+    """``count`` shapes along the trajectory's reference from ``q0`` (sent at time 0), evenly in time to its end:
+    where the trajectory task's gains are analysed (control/stability.py)."""
+    reference = TrajectoryReference(np.asarray(q0, dtype=float), model.position_limits, model.velocity_limits,
+                                    np.full(model.n, settings.acceleration_limit))
+    points = waypoints(settings, np.asarray(q0, dtype=float), q_d)
+    reference.command(0.0, points)
+    return [reference.sample(t).q for t in np.linspace(0.0, points[-1].time_from_start, count)]
 
 
 def waypoints(settings, q0, q_d):
