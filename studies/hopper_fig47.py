@@ -49,7 +49,7 @@ def liftoff_momentum(case):
     flight, and the initial alpha_i,cf (deg; 0 by construction)."""
     controller, q1_deg, step, rule = case
     exp = drop(CONTROLLERS[controller], math.radians(q1_deg), rule)
-    log, _, _ = run(exp, DURATION, timestep=step, log_every=1)
+    log, _, _ = run(exp, DURATION, timestep=step, log_every=1, loop_delay_s=0.0)
     a = log.arrays()
     t_lo = next((t for t, *_ in log.liftoffs), math.nan)
     window = (a["t"] > t_lo + 0.002) & (a["t"] < t_lo + 0.010)

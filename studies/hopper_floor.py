@@ -28,7 +28,7 @@ def first_flight(exp, floor, K, D):
     """``(angular momentum about the CoM in the first flight (N m s, thesis sign), its rotation
     (deg; NaN if it falls before landing), fell at (s or None))``."""
     kw = {} if K is None else {"floor_K": K, "floor_D": D}
-    log, flows, meta = run(exp, DURATION, floor=floor, log_every=1, **kw)
+    log, flows, meta = run(exp, DURATION, floor=floor, log_every=1, loop_delay_s=0.0, **kw)
     s = summarize(exp, log, flows, meta)
     hops = flights(log)
     if not hops:

@@ -37,7 +37,7 @@ def one(case):
     step = step * exp.timestep if step < 0 else step        # -f: f times the experiment's step
     exp = replace(exp, gains=replace(exp.gains, **changes))
     t0 = time.perf_counter()
-    s = summarize(exp, *run(exp, timestep=step, log_every=max(1, round(1e-3 / step))))
+    s = summarize(exp, *run(exp, timestep=step, log_every=max(1, round(1e-3 / step)), loop_delay_s=0.0))
     row = {"robot": robot, "experiment": name, "contact_rule": rule, "timestep_s": step, "changes": changes,
            "wall_s": time.perf_counter() - t0, **{k: s[k] for k in KEYS}}
     print(f"{robot} {name} {rule} {step:g}: fell={s['fell']} hops={s['hops']} "

@@ -29,7 +29,7 @@ def compare(quick=False):
             exp = experiment(robot, name, variant=variant)
             duration = min(exp.duration, 3.0) if quick else exp.duration
             t0 = time.perf_counter()
-            s = summarize(exp, *run(exp, duration, log_every=100))
+            s = summarize(exp, *run(exp, duration, log_every=100, loop_delay_s=0.0))
             s["wall_s"] = time.perf_counter() - t0
             rows.append(s)
             print(f"{robot} {name} {variant}: {s['duration_s']:.1f} s, fell={s['fell']}", file=sys.stderr)
@@ -58,7 +58,7 @@ def first_stance(name="IV", timestep=TIMESTEP):
     CoM and the base torque, at touchdown, 1 ms after it, every 20 ms, at lift-off and 50 ms later."""
     for variant in ("II", "III"):
         exp = experiment("revolute", name, variant=variant)
-        log, _, _ = run(exp, 0.6, timestep=timestep, log_every=1)
+        log, _, _ = run(exp, 0.6, timestep=timestep, log_every=1, loop_delay_s=0.0)
         a = log.arrays()
         t_td = log.touchdowns[0][0]
         t_lo = next((t for t, *_ in log.liftoffs if t > t_td), a["t"][-1])

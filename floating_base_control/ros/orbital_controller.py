@@ -49,8 +49,11 @@ class ControllerNode(ControlNode):
         robot_specs = [s for s in controller_params([], [], []) if s.name in ROBOT_PARAMS]
         super().__init__(NAME, robot_specs, **kwargs)
         self.model = load_robot(**robot_options(self._p))[0]
-        specs = controller_params(self.model.joint_names, self.model.position_limits, self.model.effort_limits,
-                                  default_joint_gains(self.model))
+        limits = self.model.joint_names, self.model.position_limits, self.model.effort_limits
+        rate = next(s for s in controller_params(*limits) if s.name == "control_rate_hz")
+        self.specs[rate.name] = rate        # first: the default gains are those of this rate
+        self.declare_parameter(rate.name, rate.default, rt.descriptor(rate))
+        specs = controller_params(*limits, default_joint_gains(self.model, 1.0 / self._p("control_rate_hz")))
         for spec in specs:
             self.specs[spec.name] = spec
             if not self.has_parameter(spec.name):

@@ -112,12 +112,14 @@ UNKNOWN_ROBOT_GAINS = (10.0, 1.0)
 STIFFNESS_RANGE, DAMPING_RANGE = (0.0, 2000.0), (0.001, 200.0)
 
 
-def default_joint_gains(model):
+def default_joint_gains(model, control_period=1e-3):
     """``(K, D)`` per joint: ``control/stability.py``'s delay-robust gains over the middle of the joint range and
     random shapes within it (stable with margin there at one period of loop delay and over DDS; the node warns
-    where a shape lacks the margins), within the parameters' ranges."""
+    where a shape lacks the margins), the velocity bandwidth slowed down with a control period longer than
+    1 ms, within the parameters' ranges."""
+    bandwidth = stability.JOINT_VELOCITY_BANDWIDTH * min(1.0, 1e-3 / control_period)
     K, D = stability.delay_robust_joint_gains([model.reduced_shape_inertia(q)
-                                               for q in stability.sample_configurations(model, 16)])
+                                               for q in stability.sample_configurations(model, 16)], bandwidth)
     return np.clip(K, *STIFFNESS_RANGE), np.clip(D, *DAMPING_RANGE)
 
 
@@ -415,6 +417,8 @@ def gain_stability(get, changed, model, q):
         ws = FrameWorkspace(model)
         M, K, D = stability.cartesian_joint_gains(model, ws, frame_id(model, end_effector_frame(get, model)), q, gains)
         verdicts.append(("Cartesian impedance (end_effector.*)", stability.loop_verdict(M, K, D, h)))
-    refusals = [f"{what}: {unstable} at the shape {where}" for what, (unstable, _) in verdicts if unstable]
-    warnings = [f"{what}: {thin} at the shape {where} (docs/STABILITY.md)" for what, (_, thin) in verdicts if thin]
+    rate = f"control_rate_hz {get('control_rate_hz'):g}"
+    refusals = [f"{what}: {unstable} at the shape {where}, {rate}" for what, (unstable, _) in verdicts if unstable]
+    warnings = [f"{what}: {thin} at the shape {where}, {rate} (docs/STABILITY.md)"
+                for what, (_, thin) in verdicts if thin]
     return "; ".join(refusals) or None, "; ".join(warnings) or None

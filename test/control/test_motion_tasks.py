@@ -195,8 +195,8 @@ def test_handover_changes_the_torque_by_less_than_5_percent_of_the_effort_limit_
 
 def test_the_default_setpoint_run_is_unchanged():
     """The default scenario (no motion task) replays what main's controller did without motion tasks
-    (recorded at main f87db15)."""
-    log, summary = orbital.run(orbital.OrbitalScenario(duration_s=0.5))
+    (recorded at main f87db15, in the loop without a loop delay)."""
+    log, summary = orbital.run(orbital.OrbitalScenario(duration_s=0.5, loop_delay_s=0.0))
     assert np.allclose(log["tau"][-1], [-0.5305364814328085, 2.0014707659607245, -1.2290460127727263,
                                         0.5091979384231787, 0.046981274294148355, 0.1200853231523343,
                                         0.013121750882471132], rtol=1e-9, atol=1e-12)

@@ -17,8 +17,14 @@ import math
 
 import pytest
 
-from floating_base_control.experiments.hopper.scenario import EXPERIMENTS, REVOLUTE_III_STEP, TIMESTEP, experiment, run
+from floating_base_control.experiments.hopper.scenario import EXPERIMENTS, REVOLUTE_III_STEP, TIMESTEP, experiment
+from floating_base_control.experiments.hopper import scenario
 from floating_base_control.experiments.hopper.report import THESIS_EXP_VI_FLOWS, summarize
+
+
+def run(exp, *args, **kwargs):
+    """The thesis' loop: each command acts in the step its state was read (no loop delay)."""
+    return scenario.run(exp, *args, loop_delay_s=0.0, **kwargs)
 
 #: (robot, experiment) -> (window in s, falls): a falling experiment falls within its window at
 #: both steps; the others run the window without falling, and it ends in the middle of their first

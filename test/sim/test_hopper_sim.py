@@ -10,11 +10,17 @@ from floating_base_control.experiments.hopper.report import flights, summarize
 from floating_base_control.robots.hopper.model import hopper_model
 from floating_base_control.sim.hopper import HopperPlant
 from floating_base_control.resources import hopper_urdf
-from floating_base_control.experiments.hopper.scenario import experiment, run
+from floating_base_control.experiments.hopper.scenario import experiment
+from floating_base_control.experiments.hopper import scenario
 from floating_base_control.robots.hopper.controller import HopperController
 from floating_base_control.robots.hopper.model import PLANE_NORMAL
 from floating_base_control.dynamics.centroidal import centroidal_momentum
 from floating_base_control.dynamics.impact import generalized_inertia, plastic_impact, point_jacobian
+
+
+def run(exp, *args, **kwargs):
+    """The thesis' loop: each command acts in the step its state was read (no loop delay)."""
+    return scenario.run(exp, *args, loop_delay_s=0.0, **kwargs)
 
 
 @pytest.fixture(scope="module")
