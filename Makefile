@@ -55,6 +55,11 @@ bench: $(STAMP)
 sweep: $(STAMP)
 	$(VENV)/bin/fbc sweep orbital --out out/sweep --doc docs/ROBUSTNESS.md
 
+# Margins of the default gains with the loop delay, and the demos with and without it; rewrites
+# docs/STABILITY.md (about 10 min on 2 cores).
+stability: $(STAMP)
+	$(VENV)/bin/fbc stability --demos --doc docs/STABILITY.md
+
 # Re-resolve the pinned set from requirements/base.in.
 lock:
 	rm -rf /tmp/fbc-lock && $(PYTHON) -m venv /tmp/fbc-lock

@@ -76,6 +76,9 @@ def _orbital_parser(families):
                       help="further delay of each command, uniform in [0, SECONDS] (default 0)")
     loop.add_argument("--loop-drop", type=non_negative, default=0.0, metavar="P",
                       help="probability that a command is lost, the plant keeping the last one (default 0)")
+    loop.add_argument("--loop-measured", metavar="JSON",
+                      help="jitter and lost commands from a ROS loop that `make bench` measured "
+                           "(out/bench/ros_loop.json; sim/loop.py measured_loop); overrides the two above")
     arm = p.add_argument_group("another arm on the spacecraft (robots/orbital/spacecraft.py): start, set-point, "
                                "PD and observer gains are then scaled from the robot")
     arm.add_argument("--arm-urdf", help="URDF of an arm to mount on the spacecraft (its root link is "
@@ -151,9 +154,13 @@ def run_orbital(args):
             print(f"{args.arm_urdf} mounted on a {spacecraft.mass:g} kg spacecraft: {out / 'robot.urdf'}")
         else:
             scenario = orbital.OrbitalScenario(**options)
-    if args.ros and (args.loop_delay is not None or args.loop_jitter or args.loop_drop):
+    if args.ros and (args.loop_delay is not None or args.loop_jitter or args.loop_drop or args.loop_measured):
         raise ValueError("--loop-delay, --loop-jitter and --loop-drop model the ROS-free loop: over ROS 2 the "
                          "loop is DDS's own")
+    if args.loop_measured:
+        from floating_base_control.sim.loop import measured_loop
+        args.loop_jitter, args.loop_drop = measured_loop(json.loads(Path(args.loop_measured).read_text()),
+                                                         scenario.control_rate_hz)
     scenario = replace(scenario, loop_delay_s=args.loop_delay, loop_jitter_s=args.loop_jitter,
                        loop_drop=args.loop_drop)
     over = " over ROS 2 (mujoco_sim + floating_base_controller)" if args.ros else f", {loop_description(scenario)}"

@@ -274,6 +274,15 @@ def sample_configurations(model, count=8, seed=0):
     return [0.5 * (lo + hi)] + [rng.uniform(lo, hi) for _ in range(count)]
 
 
+def robot_joint_gains(model, control_period=1e-3, count=16):
+    """:func:`delay_robust_joint_gains` over :func:`sample_configurations` (``count`` random shapes): joint gains
+    for a robot whose task is not known, the velocity bandwidth slowed down for a control period longer than
+    1 ms (the design's)."""
+    bandwidth = JOINT_VELOCITY_BANDWIDTH * min(1.0, 1e-3 / control_period)
+    return delay_robust_joint_gains([model.reduced_shape_inertia(q) for q in sample_configurations(model, count)],
+                                    bandwidth)
+
+
 def radial_loop(model, foot_id, q, K_r, D_r, h=1e-6):
     """``(M, K, D)`` of the hopper's radial spring in the joint coordinate (module doc; one joint): ``M`` the
     reduced inertia ``Lambda_q``, ``K = K_r (dr/dq)^2``, ``D = D_r (dr/dq)^2`` with ``r`` the CoM-foot
@@ -303,8 +312,11 @@ def loop_verdict(M, K, D, h, K_i=None):
     for delay, _, where in cases:
         radius = spectral_radius(closed_loop_matrix(M, K, D, h, delay, K_i))
         if not radius < UNSTABLE_RADIUS:
+            gm = gain_margin(M, K, D, h, delay, K_i)
+            scale = (f"gains {gm:.2f} times these are at the boundary" if gm > 0 else
+                     "unstable at any common scale of these gains: too little damping for the stiffness")
             return (f"unstable with {where} ({1e3 * delay:g} ms) of loop delay (spectral radius {radius:.4f}; "
-                    f"gains {gain_margin(M, K, D, h, delay, K_i):.2f} times these are at the boundary)"), None
+                    f"{scale})"), None
     lacking = []
     for delay, required, where in cases:
         gm, pm = required["gain_margin"], required["phase_margin_deg"]

@@ -113,13 +113,10 @@ STIFFNESS_RANGE, DAMPING_RANGE = (0.0, 2000.0), (0.001, 200.0)
 
 
 def default_joint_gains(model, control_period=1e-3):
-    """``(K, D)`` per joint: ``control/stability.py``'s delay-robust gains over the middle of the joint range and
-    random shapes within it (stable with margin there at one period of loop delay and over DDS; the node warns
-    where a shape lacks the margins), the velocity bandwidth slowed down with a control period longer than
-    1 ms, within the parameters' ranges."""
-    bandwidth = stability.JOINT_VELOCITY_BANDWIDTH * min(1.0, 1e-3 / control_period)
-    K, D = stability.delay_robust_joint_gains([model.reduced_shape_inertia(q)
-                                               for q in stability.sample_configurations(model, 16)], bandwidth)
+    """``(K, D)`` per joint: ``control/stability.py``'s ``robot_joint_gains`` (stable with margin at one period of
+    loop delay and over DDS over the middle of the joint range and random shapes within it; the node warns where
+    a shape lacks the margins), within the parameters' ranges."""
+    K, D = stability.robot_joint_gains(model, control_period)
     return np.clip(K, *STIFFNESS_RANGE), np.clip(D, *DAMPING_RANGE)
 
 
@@ -387,7 +384,8 @@ def hopper_sim_params():
 JOINT_GAIN_GROUPS = ("stiffness", "damping", "integral")
 CARTESIAN_GAIN_PARAMS = ("end_effector.damping_ratio", "end_effector.nullspace_stiffness",
                          "end_effector.nullspace_damping",
-                         *(f"end_effector.{kind}.{axis}" for kind in ("stiffness", "damping") for axis in CARTESIAN_AXES))
+                         *(f"end_effector.{kind}.{axis}" for kind in ("stiffness", "damping")
+                           for axis in CARTESIAN_AXES))
 
 
 def end_effector_frame(get, model):

@@ -60,3 +60,11 @@ class CommandDelay:
             out.append((self.current, until - step))
             step = until
         return out
+
+
+def measured_loop(ros_loop, control_rate_hz=1000.0):
+    """``(loop_jitter_s, loop_drop)`` of a ROS loop that ``bench/ros_loop.py`` measured (its JSON, as a dict):
+    the further delay up to the joint state's largest age at the tick beyond its median, plus the step's p99
+    compute time; lost, the share of periods without a tick (the simulator keeps the last command)."""
+    jitter_ms = ros_loop["joint_state_age_max_ms"] - ros_loop["joint_state_age_p50_ms"] + ros_loop["compute_p99_ms"]
+    return 1e-3 * max(jitter_ms, 0.0), max(0.0, 1.0 - ros_loop["control_rate_hz"] / control_rate_hz)

@@ -96,3 +96,19 @@ def test_the_old_trajectory_gains_diverge_with_a_dds_loops_delay_and_the_new_one
         saturated[name] = summary["torque_saturated_fraction"]
     assert errors["old"] > 1.0 and saturated["old"] > 0.1, (errors, saturated)       # a limit cycle at the limits
     assert errors["new"] < 0.1 and saturated["new"] == 0.0, (errors, saturated)     # the observer's transient
+
+
+def test_a_measured_ros_loop_gives_the_jitter_and_the_lost_commands(tmp_path, capsys):
+    from floating_base_control.cli import main
+    from floating_base_control.sim.loop import measured_loop
+    bench = {"control_rate_hz": 995.0, "joint_state_age_p50_ms": 0.6, "joint_state_age_max_ms": 3.5,
+             "compute_p99_ms": 0.4}
+    jitter, drop = measured_loop(bench)
+    assert jitter == pytest.approx(3.3e-3) and drop == pytest.approx(0.005)
+    (tmp_path / "ros_loop.json").write_text(json.dumps(bench))
+    main(["demo", "orbital", "--duration", "0.05", "--loop-measured", str(tmp_path / "ros_loop.json"),
+          "--out", str(tmp_path)])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["loop_delay_s"] == 1e-3
+    assert summary["scenario_parameters"]["loop_jitter_s"] == pytest.approx(jitter)
+    assert "loop delay 1 ms (one control period, as ros2_control), jitter up to 3.3 ms" in capsys.readouterr().out

@@ -313,7 +313,7 @@ def arm_scenario(arm_urdf, spacecraft=Spacecraft(), locked=None, urdf_out=None, 
     Path(urdf_out).write_text(xml, encoding="utf-8")
     model = FloatingBaseModel.from_urdf(urdf_out)
     q0, q_d = default_shape_setpoints(model)
-    gains = default_shape_gains(model, q_d)
+    gains = default_shape_gains(model, q0, q_d)
     plain = lambda v: tuple(map(float, v))           # noqa: E731  (scenario fields go to YAML and ROS)
     fields = dict(urdf=str(urdf_out), q0=plain(q0), q_d=plain(q_d), stiffness=plain(gains.stiffness),
                   damping=plain(gains.damping), observer=default_observer_gains(model, q0))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from floating_base_control.control.shape import ShapeGains
+from floating_base_control.control.stability import delay_robust_joint_gains
 from floating_base_control.estimation.observer import ObserverGains
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import orbital_robot_urdf
@@ -25,9 +26,6 @@ from floating_base_control.validation import InputError, ModelError
 
 #: Root link and mount joint of a mounted robot.
 BUS_LINK, MOUNT_JOINT = "spacecraft_bus", "arm_mount"
-#: Natural frequency (rad/s) and damping ratio of each joint's default PD: K = w^2 m, D = 2 z w m
-#: with m the joint's effective inertia (diagonal of Lambda_q at the set-point).
-SHAPE_OMEGA, SHAPE_ZETA = 4.0, 1.0
 #: Observer stiffness per unit of locked inertia (1/s^2): l_rot = c * mean rotational moment of M_b,
 #: l_trans = c * mass.  The observer's error dynamics ``eps'' + k eps' + (l / M) eps = 0`` (see
 #: ``estimation/observer.py``) then have the same poles for any robot: those of the defaults
@@ -113,11 +111,12 @@ def default_shape_setpoints(model):
     return q0, np.clip(q0 + step, lo + margin, hi - margin)
 
 
-def default_shape_gains(model, q_d):
-    """PD gains with the same natural frequency on every joint, scaled by its effective inertia
-    ``Lambda_q[i, i]`` at ``q_d`` (:data:`SHAPE_OMEGA`, :data:`SHAPE_ZETA`)."""
-    m = np.diag(model.reduced_shape_inertia(q_d))
-    return ShapeGains(SHAPE_OMEGA ** 2 * m, 2.0 * SHAPE_ZETA * SHAPE_OMEGA * m)
+def default_shape_gains(model, q0, q_d, count=7):
+    """PD gains for the way from ``q0`` to ``q_d``: ``control/stability.py``'s delay-robust gains over ``count``
+    shapes on the straight line between them (scaled by the joints' inertias; stable with margin with one
+    control period of loop delay and over DDS, also where the start aligns two joints' axes)."""
+    shapes = [q0 + s * (q_d - q0) for s in np.linspace(0.0, 1.0, count)]
+    return ShapeGains(*delay_robust_joint_gains([model.reduced_shape_inertia(q) for q in shapes]))
 
 
 def default_observer_gains(model, q):
