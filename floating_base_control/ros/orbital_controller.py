@@ -63,20 +63,25 @@ class ControllerNode(ControlNode):
         self.start()
 
     def check_parameters(self, new):
-        """New gains that make the loop unstable at the current shape (before any joint state: the set-point's)
-        are refused; gains that lack the required margins there are accepted with a warning
-        (``params.gain_stability``)."""
+        """New gains that make the loop unstable at the current shape are refused; gains that lack the required
+        margins there are accepted with a warning (``params.gain_stability``).  Before the first joint state the
+        shape is not known: the gains are checked at the set-points, with a warning only (with
+        ``hold_on_activate`` the set-points become the measured shape at activation)."""
         if not getattr(self, "declared", False):          # one at a time while being declared
             return None
         get = lambda name: new[name] if name in new else self._p(name)      # noqa: E731
         q = getattr(self, "q", None)
-        if q is None:
+        known = q is not None
+        if not known:
             lo, hi = self.model.position_limits.T
             q = np.clip([get(f"setpoint.{j}") for j in self.model.joint_names], lo, hi)
         try:
             refusal, warning = gain_stability(get, new, self.model, q)
         except FloatingBaseError as exc:
             return str(exc)
+        if refusal and not known:
+            refusal, warning = None, "; ".join(filter(None, [f"{refusal} (no joint state yet: the set-points' shape)",
+                                                             warning]))
         if warning:
             self.get_logger().warning(f"accepted, but {warning}")
         return refusal

@@ -19,6 +19,7 @@ from floating_base_control.ros.orbital_sim import SimNode  # noqa: E402
 from floating_base_control.ros.messages import fill_pose_msg, seconds_to_stamp  # noqa: E402
 from floating_base_control.ros.orbital_controller import ControllerNode  # noqa: E402
 from floating_base_control.ros.params import hopper_sim_params, sim_params  # noqa: E402
+from floating_base_control.experiments.orbital.scenario import OrbitalScenario  # noqa: E402
 
 NODES = {"orbital": ControllerNode, "hopper": HopperControllerNode}
 
@@ -110,3 +111,28 @@ def test_the_simulators_start_at_every_range_end(sim, specs, context):
     for spec in (s for s in specs() if s.range is not None):
         for value in spec.range:
             sim(context=context, parameter_overrides=[Parameter(spec.name, value=typed(spec, value))]).destroy_node()
+
+
+def test_gains_unstable_at_the_measured_shape_are_refused_with_the_reason(context):
+    """The node's gain check (ros/params.py gain_stability) on live changes, once a joint state gave it its
+    shape: 5 N m s/rad on the wrist's last joint is unstable with one period of loop delay; the node's former
+    Cartesian defaults with 3 ms of DDS latency; the paper's set-point gains are accepted."""
+    node = make("orbital", context)
+    tick(node)
+    (result,) = node.set_parameters([Parameter("damping.panda_joint7", value=5.0)])
+    assert not result.successful and "unstable with one control period (1 ms)" in result.reason, result.reason
+    assert "control_rate_hz 1000" in result.reason
+    former = {"end_effector.damping_ratio": 0.0, "end_effector.nullspace_damping": 0.2,
+              **{f"end_effector.{kind}.{a}": v for kind, v in (("stiffness", 50.0), ("damping", 2.0))
+                 for a in ("rx", "ry", "rz")}}
+    result = node.set_parameters_atomically([Parameter(k, value=v)
+                                             for k, v in {**former, "task": "end_effector"}.items()])
+    assert not result.successful and result.reason.startswith("Cartesian impedance"), result.reason
+    assert "3 ms of DDS latency" in result.reason
+    paper = OrbitalScenario()
+    result = node.set_parameters_atomically([Parameter(f"{kind}.{j}", value=v) for kind, values in
+                                             (("stiffness", paper.stiffness), ("damping", paper.damping))
+                                             for j, v in zip(node.model.joint_names, values)])
+    assert result.successful, result.reason
+    check_works(node, "the paper's gains")
+    node.destroy_node()
