@@ -76,7 +76,7 @@ class ControllerNode(ControlNode):
             lo, hi = self.model.position_limits.T
             q = np.clip([get(f"setpoint.{j}") for j in self.model.joint_names], lo, hi)
         try:
-            refusal, warning = gain_stability(get, new, self.model, q)
+            refusal, warning = gain_stability(get, new, self.model, q, current=self._p)
         except FloatingBaseError as exc:
             return str(exc)
         if refusal and not known:

@@ -393,19 +393,13 @@ def end_effector_frame(get, model):
     return get("end_effector.frame") or model.pin_model.frames[model.pin_model.nframes - 1].name
 
 
-def gain_stability(get, changed, model, q):
-    """``(refusal, warning)`` for new parameter values (``changed``: their names; ``get(name)``: every value, the
-    new ones included): the joint gains (if changed) and, with the end-effector task, the Cartesian impedance
-    (if it or the task changed), linearized at the shape ``q`` with one control period of loop delay
-    (``control/stability.py``'s ``loop_verdict``).  Refused: a loop unstable at ``q``; warned: margins below
-    the required ones at ``q``.  Both depend on the shape (the inertia does): a refusal or a warning says
-    where it holds."""
-    h, names, where = 1.0 / get("control_rate_hz"), model.joint_names, np.array2string(np.asarray(q), precision=3)
-    verdicts = []
+def _loop_verdicts(get, changed, model, q):
+    """``{what: (unstable, thin)}`` of :func:`gain_stability`'s loops with the values ``get`` gives."""
+    h, names, verdicts = 1.0 / get("control_rate_hz"), model.joint_names, {}
     if any(name.split(".")[0] in JOINT_GAIN_GROUPS for name in changed):
         K, D, K_i = ([get(f"{group}.{j}") for j in names] for group in JOINT_GAIN_GROUPS)
-        verdicts.append(("joint gains (stiffness, damping, integral)",
-                         stability.loop_verdict(model.reduced_shape_inertia(q), K, D, h, K_i)))
+        verdicts["joint gains (stiffness, damping, integral)"] = stability.loop_verdict(
+            model.reduced_shape_inertia(q), K, D, h, K_i)
     if get("task") == "end_effector" and any(name in CARTESIAN_GAIN_PARAMS or name == "task" for name in changed):
         gains = CartesianGains([get(f"end_effector.stiffness.{a}") for a in CARTESIAN_AXES],
                                [get(f"end_effector.damping.{a}") for a in CARTESIAN_AXES],
@@ -414,9 +408,28 @@ def gain_stability(get, changed, model, q):
                                get("end_effector.damping_ratio") or None)
         ws = FrameWorkspace(model)
         M, K, D = stability.cartesian_joint_gains(model, ws, frame_id(model, end_effector_frame(get, model)), q, gains)
-        verdicts.append(("Cartesian impedance (end_effector.*)", stability.loop_verdict(M, K, D, h)))
-    rate = f"control_rate_hz {get('control_rate_hz'):g}"
-    refusals = [f"{what}: {unstable} at the shape {where}, {rate}" for what, (unstable, _) in verdicts if unstable]
-    warnings = [f"{what}: {thin} at the shape {where}, {rate} (docs/STABILITY.md)"
-                for what, (_, thin) in verdicts if thin]
+        verdicts["Cartesian impedance (end_effector.*)"] = stability.loop_verdict(M, K, D, h)
+    return verdicts
+
+
+def gain_stability(get, changed, model, q, current=None):
+    """``(refusal, warning)`` for new parameter values (``changed``: their names; ``get(name)``: every value, the
+    new ones included; ``current(name)``: the values before the change): the joint gains (if changed) and,
+    with the end-effector task, the Cartesian impedance (if it or the task changed), linearized at the shape
+    ``q`` with one control period of loop delay (``control/stability.py``'s ``loop_verdict``).  Refused: a
+    change that makes the loop unstable at ``q`` (one that was unstable there before too is warned about:
+    the change does not leave the stable region); warned: margins below the required ones at ``q``.  Both
+    depend on the shape (the inertia does): a refusal or a warning says where it holds."""
+    verdicts = _loop_verdicts(get, changed, model, q)
+    before = (_loop_verdicts(current, changed, model, q) if current is not None
+              and any(unstable for unstable, _ in verdicts.values()) else {})
+    where = f"at the shape {np.array2string(np.asarray(q), precision=3)}, control_rate_hz {get('control_rate_hz'):g}"
+    refusals, warnings = [], []
+    for what, (unstable, thin) in verdicts.items():
+        if unstable and before.get(what, (None,))[0]:
+            warnings.append(f"{what}: {unstable} {where}, as before this change")
+        elif unstable:
+            refusals.append(f"{what}: {unstable} {where}")
+        elif thin:
+            warnings.append(f"{what}: {thin} {where} (docs/STABILITY.md)")
     return "; ".join(refusals) or None, "; ".join(warnings) or None

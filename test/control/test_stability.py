@@ -254,6 +254,10 @@ def test_the_node_refuses_gains_unstable_at_the_shape_and_warns_of_thin_margins(
     assert refusal.startswith("Cartesian impedance") and "unstable with one control period and 3 ms" in refusal
     refusal, _ = check({"damping.panda_joint7": 5.0})        # 5 N m s/rad on the wrist's few grams m^2
     assert refusal.startswith("joint gains") and "unstable with one control period (1 ms)" in refusal
+    unstable = {**specs, "damping.panda_joint7": 5.0}           # already so: a change elsewhere does not leave
+    refusal, warning = gain_stability(unstable.__getitem__, {"stiffness.panda_joint1": 1.0}, orbital, q0,
+                                      current=unstable.__getitem__)
+    assert refusal is None and warning.endswith("as before this change")
     paper = OrbitalScenario()
     refusal, warning = check({**{f"stiffness.{j}": k for j, k in zip(orbital.joint_names, paper.stiffness)},
                               **{f"damping.{j}": d for j, d in zip(orbital.joint_names, paper.damping)}})
