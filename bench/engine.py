@@ -32,7 +32,7 @@ from floating_base_control.dynamics import rel_matrices as rel
 from floating_base_control.dynamics.rel_fast import (connection_velocity, locked_inertia_factor, mu_mu_cc_forces,
                                                      rel_terms)
 from floating_base_control.robots.orbital.controller import _shape_row, _tau_hat_1     # the tick's own
-from floating_base_control.lie import SWAP
+from floating_base_control.conventions import SWAP
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics
 from floating_base_control.resources import orbital_robot_urdf
 

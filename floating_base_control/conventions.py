@@ -6,6 +6,11 @@ Inside the package: base pose ``g1`` (4x4), shape ``q`` (n), base body twist
 See ``docs/CONVENTIONS.md`` for the table; ``test/core/test_conventions.py`` pins
 every row of it.
 
+Pinocchio orders twists ``[v; omega]`` and wrenches ``[force; moment]``.  This module is the one place
+that reorders between the two (:data:`SWAP` and the functions below it); the only code that works in
+Pinocchio's order is the control tick's compiled kernels, which say so (``docs/CONVENTIONS.md`` lists
+them, ``test/core/test_ordering.py`` enforces it).
+
 ==============  =================  ======================  =====================
                 quaternion          base linear velocity    6-vector order
 ==============  =================  ======================  =====================
@@ -18,7 +23,10 @@ ROS messages    x, y, z, w          child frame (body)      separate fields
 import numpy as np
 from transforms3d.quaternions import mat2quat, quat2mat
 
-from floating_base_control.lie import SWAP
+
+#: Index permutation between ``[omega; v]`` and Pinocchio's ``[v; omega]`` (its own inverse).
+SWAP = np.array([3, 4, 5, 0, 1, 2])
+SWAP_BOTH = np.ix_(SWAP, SWAP)
 
 
 def quat_wxyz_to_matrix(quat):
@@ -58,7 +66,7 @@ def to_pinocchio(g1, q, V1=None, qdot=None):
     q_pin = np.concatenate([g1[:3, 3], wxyz_to_xyzw(matrix_to_quat_wxyz(g1[:3, :3])), q])
     if V1 is None:
         return q_pin
-    return q_pin, np.concatenate([np.asarray(V1)[SWAP], qdot])
+    return q_pin, pinocchio_velocity(V1, qdot)
 
 
 def from_pinocchio(q_pin, v_pin=None):
@@ -70,12 +78,42 @@ def from_pinocchio(q_pin, v_pin=None):
 
 
 def swap_halves(x):
-    """Swap the 3-vector halves of a twist or wrench (its own inverse).
+    """Swap the 3-vector halves of a twist or wrench (its own inverse), or the rows of a 6 x m matrix
+    of them (a Jacobian, the mechanical connection).
 
     ``[omega; v]`` <-> Pinocchio's ``[v; omega]`` and ``[moment; force]`` <->
     ``[force; moment]``.
     """
     return np.asarray(x)[SWAP]
+
+
+def swap_rows(A, columns):
+    """``A[SWAP, columns]``: the rows of a Pinocchio Jacobian ``6 x (6 + n)`` reordered, ``columns`` of it
+    (e.g. ``slice(6, None)``: the joints' columns)."""
+    return A[SWAP, columns]
+
+
+def swap_columns(X):
+    """The last axis of ``X`` reordered (the columns of a stack of ``6 x 6`` adjoint matrices)."""
+    return X[..., SWAP]
+
+
+def swap_rows_and_columns(M):
+    """The ``6 x 6`` matrix (or the base block of a generalized inertia) in the other order, rows and
+    columns: an inertia, ``Jlog6``."""
+    return np.asarray(M)[SWAP_BOTH]
+
+
+def generalized_from_pinocchio(M):
+    """Pinocchio's free-flyer generalized inertia ``(6 + n) x (6 + n)`` in the order ``[V1; qdot]``."""
+    order = np.r_[SWAP, np.arange(6, len(M))]
+    return np.asarray(M)[np.ix_(order, order)]
+
+
+def pinocchio_velocity(V1, qdot):
+    """Pinocchio's free-flyer velocity ``[v; omega; qdot]`` of the base twist ``V1 = [omega; v]`` and
+    ``qdot``."""
+    return np.concatenate((np.asarray(V1)[SWAP], qdot))
 
 
 # --- MuJoCo free joint: qpos = [p, quat(w, x, y, z), q], qvel = [R v_body, omega_body, qdot] ---

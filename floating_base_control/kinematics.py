@@ -18,8 +18,12 @@ from typing import NamedTuple, Optional
 import numpy as np
 import pinocchio as pin
 
-from floating_base_control.lie import SWAP, SWAP_BOTH
+from floating_base_control.conventions import swap_columns, swap_rows, swap_rows_and_columns
 from floating_base_control.linalg import spd_solve
+
+
+#: The joints' columns of Pinocchio's free-flyer Jacobians and generalized inertia (the base's are the first 6).
+JOINTS = slice(6, None)
 
 
 class Workspace:
@@ -69,12 +73,12 @@ def shape_kinematics(model, ws, q, qdot=None):
     else:
         ws.v_pin[6:] = qdot
         pin.computeJointJacobiansTimeVariation(pm, pd, ws.q_pin, ws.v_pin)
-    # Ad_1k^-1 with columns in [omega; v] order; rows stay in Pinocchio's order,
-    # which cancels in X^T M_k X because M_k is in Pinocchio's order too.
-    X = np.array([M.actionInverse for M in pd.oMi.tolist()[1:]])[..., SWAP]
+    # Ad_1k^-1 with its columns reordered only: the order of its rows cancels in X^T M_k X, because
+    # M_k is Pinocchio's too
+    X = swap_columns(np.array([M.actionInverse for M in pd.oMi.tolist()[1:]]))
     I = X.transpose(0, 2, 1) @ (model.link_inertia_pin @ X)
-    Z = pd.J[SWAP, 6:] * model.support3
-    Zdot = None if qdot is None else pd.dJ[SWAP, 6:] * model.support3
+    Z = swap_rows(pd.J, JOINTS) * model.support3
+    Zdot = None if qdot is None else swap_rows(pd.dJ, JOINTS) * model.support3
     M, M_b, M_bq, A = inertia_blocks(model, ws)
     return ShapeKinematics(I, Z, M_b, M_bq, M[6:, 6:].copy(), A, None if qdot is None else ws.v_pin[6:].copy(), Zdot)
 
@@ -95,8 +99,8 @@ def inertia_blocks(model, ws):
     ``ws.pin_data.M``: copy what must outlive the next call).
     """
     M = pin.crba(model.pin_model, ws.pin_data, ws.q_pin)
-    M_b = M[SWAP_BOTH]
-    M_bq = M[SWAP, 6:]
+    M_b = swap_rows_and_columns(M)
+    M_bq = swap_rows(M, JOINTS)
     return M, M_b, M_bq, spd_solve(M_b, M_bq)
 
 

@@ -5,10 +5,10 @@ Twists are body twists ordered ``[omega; v]`` and wrenches are ordered
 homogeneous matrices ``g = [[R, p], [0, 1]]``.
 
 Pinocchio orders twists ``[v; omega]``; the exponential, logarithm and the
-Jacobian of the logarithm are taken from Pinocchio and reordered here, so
+Jacobian of the logarithm are taken from Pinocchio and reordered (``conventions.py``), so
 that the package's interfaces never see Pinocchio's ordering.  Only the
 control tick's kernels (``rel_fast``, the observer's inner loop) work in it,
-with the helpers at the end of this module (among them compiled ``exp6_parts`` and
+with the compiled helpers at the end of this module (among them ``exp6_parts`` and
 ``log6_jlog6`` on 4x4 arrays), and convert at their edges.
 """
 import math
@@ -17,11 +17,7 @@ import numpy as np
 import pinocchio as pin
 
 from floating_base_control.compiled import F, R1, R2, T3, T9, W1, W2, kernel
-
-#: Index permutation between ``[omega; v]`` and Pinocchio's ``[v; omega]``
-#: (its own inverse).
-SWAP = np.array([3, 4, 5, 0, 1, 2])
-SWAP_BOTH = np.ix_(SWAP, SWAP)
+from floating_base_control.conventions import swap_halves, swap_rows_and_columns
 
 
 def skew(w):
@@ -125,7 +121,7 @@ def ad_tilde_batch(h):
 
 def exp(V):
     """SE(3) exponential of a twist ``[omega; v]``: the 4x4 pose ``exp(V^)``."""
-    return pin.exp6(np.asarray(V, dtype=float)[SWAP]).homogeneous
+    return pin.exp6(swap_halves(np.asarray(V, dtype=float))).homogeneous
 
 
 def log(g):
@@ -134,7 +130,7 @@ def log(g):
     Defined for rotation angles below pi; at pi (``trace(R) = -1``) the
     logarithm is not unique.
     """
-    return pin.log6(pin.SE3(g[:3, :3], g[:3, 3])).vector[SWAP]
+    return swap_halves(pin.log6(pin.SE3(g[:3, :3], g[:3, 3])).vector)
 
 
 def H(eps):
@@ -144,13 +140,13 @@ def H(eps):
     ``eps = log(eta)``; it satisfies ``H(eps) eps = eps``.  It is Pinocchio's
     ``Jlog6`` at ``exp(eps)`` in the ``[omega; v]`` ordering.
     """
-    return pin.Jlog6(pin.exp6(np.asarray(eps, dtype=float)[SWAP]))[SWAP_BOTH]
+    return swap_rows_and_columns(pin.Jlog6(pin.exp6(swap_halves(np.asarray(eps, dtype=float)))))
 
 
 def log_and_H(g):
     """``(log(g), H(log(g)))`` from one pose (what an SE(3) observer needs at every tick)."""
     M = pin.SE3(g[:3, :3], g[:3, 3])
-    return pin.log6(M).vector[SWAP], pin.Jlog6(M)[SWAP_BOTH]
+    return swap_halves(pin.log6(M).vector), swap_rows_and_columns(pin.Jlog6(M))
 
 
 # --- Pinocchio's ordering, for the inner loops (the control tick works in it; see CONVENTIONS) ---

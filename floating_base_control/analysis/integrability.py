@@ -22,10 +22,11 @@ from typing import NamedTuple
 import numpy as np
 
 from floating_base_control import validation as check
+from floating_base_control.conventions import swap_halves
 from floating_base_control.dynamics.centroidal import center_of_mass
 from floating_base_control.dynamics.curvature import curvature_tensor
 from floating_base_control.kinematics import shape_kinematics
-from floating_base_control.lie import SWAP, log
+from floating_base_control.lie import log
 from floating_base_control.analysis.locomotion import checked_path, net_displacement
 
 #: Default verdict threshold on the rotational curvature (rad/rad^2 for revolute joints).
@@ -34,7 +35,7 @@ FLAT_TOL = 1e-8
 
 def saccon_curvature(kin):
     """``calB[:, i, j]`` of [Saccon2017] eq. 20, ordered ``[v; omega]``: ``-P DA_l(e_i) e_j``."""
-    return -curvature_tensor(kin)[SWAP]
+    return -swap_halves(curvature_tensor(kin))
 
 
 class CurvatureScan(NamedTuple):

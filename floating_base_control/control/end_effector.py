@@ -45,9 +45,11 @@ import numpy as np
 import pinocchio as pin
 
 from floating_base_control import validation as check
+from floating_base_control.conventions import swap_halves, swap_rows, swap_rows_and_columns
 from floating_base_control.dynamics.centroidal import com_from_locked_inertia
 from floating_base_control.dynamics.rel_fast import locked_inertia_factor
-from floating_base_control.lie import SWAP, Ad, Ad_inv, inv, skew
+from floating_base_control.kinematics import JOINTS
+from floating_base_control.lie import Ad, Ad_inv, inv, skew
 from floating_base_control.validation import InputError
 
 
@@ -100,7 +102,7 @@ def frame_kinematics(ws, fid, q):
     pin.computeJointJacobians(ws.pin_model, ws.data, ws.q_pin)
     g = pin.updateFramePlacement(ws.pin_model, ws.data, fid).homogeneous
     J = pin.getFrameJacobian(ws.pin_model, ws.data, fid, pin.LOCAL)
-    return g, J[SWAP, 6:]
+    return g, swap_rows(J, JOINTS)
 
 
 def generalized_jacobian(g_1e, J_e, A_l):
@@ -112,7 +114,7 @@ def generalized_jacobian(g_1e, J_e, A_l):
 def body_twist(ws, fid, q, qdot, mu):
     """``V_e = Ad_1e^-1 mu + J*(q) qdot`` (module doc), ``A_l(q)`` from the workspace's own CRBA."""
     locked_inertia_factor(ws.model, ws.inertia, q)
-    J_star, Ad_e1 = generalized_jacobian(*frame_kinematics(ws, fid, q), ws.inertia.A[SWAP])
+    J_star, Ad_e1 = generalized_jacobian(*frame_kinematics(ws, fid, q), swap_halves(ws.inertia.A))
     return Ad_e1 @ mu + J_star @ qdot
 
 
@@ -123,8 +125,8 @@ def shape_velocity_for(model, ws, fid, q, g_e, V_e, h):
     ``s`` and ``Vt``: the singular values and right singular vectors of ``J*``."""
     g_1e, J_e = frame_kinematics(ws, fid, q)
     locked_inertia_factor(model, ws.inertia, q)
-    mu = np.linalg.solve(ws.inertia.M_b[np.ix_(SWAP, SWAP)], Ad(g_e @ inv(g_1e)).T @ h)
-    J_star, Ad_e1 = generalized_jacobian(g_1e, J_e, ws.inertia.A[SWAP])
+    mu = np.linalg.solve(swap_rows_and_columns(ws.inertia.M_b), Ad(g_e @ inv(g_1e)).T @ h)
+    J_star, Ad_e1 = generalized_jacobian(g_1e, J_e, swap_halves(ws.inertia.A))
     U, s, Vt = np.linalg.svd(J_star)
     r = s.size
     return Vt[:r].T @ ((U[:, :r].T @ (V_e - Ad_e1 @ mu)) / s), s, Vt

@@ -26,7 +26,7 @@ system (``dM/dt - 2C`` skew): with ``V(x) = [-A_l x; x]`` (eq. 9 at ``mu = 0``),
 import numpy as np
 import pinocchio as pin
 
-from floating_base_control.lie import SWAP
+from floating_base_control.conventions import swap_halves
 
 
 class CCWorkspace:
@@ -41,17 +41,15 @@ class CCWorkspace:
 
 
 def _shape_row(c, A_l):
-    """Shape row ``c_q - A_l^T c_b`` of joint-space forces ``c`` in Pinocchio's order."""
-    return c[6:] - A_l.T @ c[SWAP]
+    """Shape row ``c_q - A_l^T c_b`` of Pinocchio's joint-space forces ``c``."""
+    return c[6:] - A_l.T @ swap_halves(c)
 
 
 def _set_velocity(v, A_l, x, mu=None):
-    """``v = [mu; 0] + [-A_l x; x]`` in Pinocchio's order (base linear part first)."""
-    Ax = A_l @ x
-    v[:3], v[3:6], v[6:] = -Ax[3:], -Ax[:3], x
+    """Pinocchio's velocity ``v`` of ``[mu; 0] + [-A_l x; x]``."""
+    v[:6], v[6:] = -swap_halves(A_l @ x), x
     if mu is not None:
-        v[:3] += mu[3:]
-        v[3:6] += mu[:3]
+        v[:6] += swap_halves(mu)
 
 
 def reduced_shape_coriolis_product(ws, q, A_l, qdot, y):

@@ -30,7 +30,7 @@ import pinocchio as pin
 from scipy.linalg.lapack import dposv
 
 from floating_base_control.compiled import R1, R2, W1, W2, kernel
-from floating_base_control.lie import SWAP
+from floating_base_control.conventions import SWAP, swap_halves
 from floating_base_control.linalg import spd_solve
 from floating_base_control.validation import FloatingBaseError
 
@@ -154,7 +154,7 @@ def rel_terms(model, ws, q, qdot, mu):
     locked_inertia_factor(model, ws, q)
     A_qdot = ws.A_qdot
     connection_velocity(ws.A, qdot, A_qdot)
-    mu_pin = mu[SWAP]
+    mu_pin = swap_halves(mu)
     c_mu = mu_mu_cc_forces(model, ws, mu_pin)
     c_q, c_sum = qdot_cc_forces(model, ws, mu_pin, qdot, A_qdot)
     return RELTerms._make(_paper_order_terms(ws.M, ws.A, A_qdot, mu, c_mu, c_sum, c_q))
@@ -168,14 +168,13 @@ def _paper_order_terms(M, A, A_qdot, mu, c_mu, c_sum, c_q):
     cross = np.empty(6 + n)                     # c(V_mu + V_q) - c(V_mu) - c(V_q): polarization
     for i in range(6 + n):
         cross[i] = c_sum[i] - (c_mu[i] + c_q[i])
-    perm = (3, 4, 5, 0, 1, 2)                   # [omega; v] <-> [v; omega]
     M_b, A_l, Lambda_q = np.empty((6, 6)), np.empty((6, n)), np.empty((n, n))
     A_qdot_o, base_mu_mu, base_mu_qdot = np.empty(6), np.empty(6), np.empty(6)
     for i in range(6):
-        k = perm[i]
+        k = SWAP[i]
         A_qdot_o[i], base_mu_mu[i], base_mu_qdot[i] = A_qdot[k], c_mu[k], cross[k]
         for j in range(6):
-            M_b[i, j] = M[k, perm[j]]
+            M_b[i, j] = M[k, SWAP[j]]
         for j in range(n):
             A_l[i, j] = A[k, j]
     for i in range(n):                          # eq. 19a: M_q - M_bq^T A_l

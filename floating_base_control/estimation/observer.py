@@ -67,7 +67,8 @@ import numpy as np
 import pinocchio as pin
 
 from floating_base_control.compiled import B, F, R1, R2, R3, RI1, W1, W2, W3, WI1, kernel
-from floating_base_control.lie import (SWAP, SWAP_BOTH, exp6_parts, log6_jlog6, rotation_angle, rotation_trace_between,
+from floating_base_control.conventions import swap_halves, swap_rows_and_columns
+from floating_base_control.lie import (exp6_parts, log6_jlog6, rotation_angle, rotation_trace_between,
                                        se3, se3_action, se3_action_inverse, se3_between, se3_compose,
                                        se3_right_multiply)
 from floating_base_control.linalg import cholesky_solve
@@ -113,7 +114,7 @@ class ObserverGains:
         L.setflags(write=False)
         object.__setattr__(self, "L", L)
         # for the compiled tick: L's diagonal in Pinocchio's order [v; omega], and -k per component
-        for name, value in (("L_pin", np.diag(L)[SWAP]), ("minus_k", np.full(6, -self.k))):
+        for name, value in (("L_pin", swap_halves(np.diag(L))), ("minus_k", np.full(6, -self.k))):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
 
@@ -449,11 +450,11 @@ class MomentumObserver:
     @property
     def mu_hat(self):
         """Estimated locked velocity ``[omega; v]`` (a copy)."""
-        return self._mu_hat[SWAP]
+        return swap_halves(self._mu_hat)
 
     @mu_hat.setter
     def mu_hat(self, mu):
-        self._mu_hat = np.array(mu, dtype=float)[SWAP]
+        self._mu_hat = swap_halves(np.array(mu, dtype=float))
 
     def implausibility(self, max_angular_rate, max_speed):
         """:func:`implausibility` of the estimate (initialized; checked at every tick)."""
@@ -463,7 +464,7 @@ class MomentumObserver:
     def history(self):
         """The prediction's increments ``(t, dt, V1_hat [omega; v])`` within ``history_s``."""
         h = self._intervals
-        return [(float(h.start[i]), float(h.dt[i]), h.V1[i][SWAP]) for i in range(h.head, h.tail)]
+        return [(float(h.start[i]), float(h.dt[i]), swap_halves(h.V1[i])) for i in range(h.head, h.tail)]
 
     @property
     def initialized(self):
@@ -538,7 +539,7 @@ class MomentumObserver:
     def estimate(self):
         """:class:`Estimate` at the current time (observer must be initialized)."""
         e = self.error()
-        return Estimate(e.eta.copy(), e.eps[SWAP], self._J[SWAP_BOTH], e.mu_hat_o[SWAP])
+        return Estimate(e.eta.copy(), swap_halves(e.eps), swap_rows_and_columns(self._J), swap_halves(e.mu_hat_o))
 
     # -- the control tick (Pinocchio's order) -----------------------------------------
 

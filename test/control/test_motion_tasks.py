@@ -10,7 +10,8 @@ from floating_base_control.control.handover import Handover
 from floating_base_control.control.shape import ShapeGains, task_torque
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
 from floating_base_control.conventions import to_pinocchio
-from floating_base_control.lie import SWAP, Ad, exp
+from floating_base_control.conventions import SWAP
+from floating_base_control.lie import Ad, exp
 from floating_base_control.experiments.orbital import scenario as orbital
 from floating_base_control.experiments.orbital import tasks
 from floating_base_control.validation import InputError

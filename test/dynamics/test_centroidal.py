@@ -6,7 +6,8 @@ import pinocchio as pin
 from helpers import assert_close, random_state, random_pose
 from floating_base_control.conventions import to_pinocchio
 from floating_base_control.dynamics import centroidal as cen
-from floating_base_control.lie import SWAP, skew
+from floating_base_control.conventions import SWAP
+from floating_base_control.lie import skew
 
 
 def _ccrba(model, g1, q, V1, qdot):

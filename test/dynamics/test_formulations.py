@@ -17,7 +17,8 @@ import pinocchio as pin
 from helpers import assert_close, random_state, random_pose
 from floating_base_control.analysis.locomotion import PlanarGait, net_displacement
 from floating_base_control.dynamics import centroidal as cen
-from floating_base_control.lie import SWAP, Ad, ad, exp, log
+from floating_base_control.conventions import SWAP
+from floating_base_control.lie import Ad, ad, exp, log
 
 H = 1e-6                                     # central-difference step
 

@@ -8,7 +8,8 @@ from helpers import assert_close, random_state, random_pose
 from floating_base_control.conventions import to_pinocchio
 from floating_base_control.dynamics.impact import generalized_inertia, plastic_impact, point_jacobian
 from floating_base_control.dynamics.rel_matrices import momentum_map
-from floating_base_control.lie import SWAP, skew
+from floating_base_control.conventions import SWAP
+from floating_base_control.lie import skew
 
 
 def _contact_point(model, q, offset):

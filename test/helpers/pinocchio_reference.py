@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 
 from floating_base_control.conventions import to_pinocchio
-from floating_base_control.lie import SWAP
+from floating_base_control.conventions import SWAP
 
 
 def perm(n):

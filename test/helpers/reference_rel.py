@@ -11,7 +11,8 @@ of the two checks the frame algebra as well as the formulas.
 import numpy as np
 import pinocchio as pin
 
-from floating_base_control.lie import SWAP, Ad_inv, ad, ad_tilde
+from floating_base_control.conventions import SWAP
+from floating_base_control.lie import Ad_inv, ad, ad_tilde
 
 
 class LinkFrames:

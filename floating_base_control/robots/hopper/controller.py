@@ -34,6 +34,8 @@ import numpy as np
 import pinocchio as pin
 
 from floating_base_control import validation as check
+from floating_base_control.conventions import (generalized_from_pinocchio, pinocchio_velocity, swap_halves,
+                                               swap_rows_and_columns)
 from floating_base_control.dynamics.centroidal import com_from_locked_inertia
 from floating_base_control.dynamics.rel_fast import locked_inertia_factor
 from floating_base_control.kinematics import inertia_blocks
@@ -207,22 +209,15 @@ def _project(columns, y):
 
 # -- geometry of the CoM-foot line ([Feurstein2021] eqs. 4.20-4.24) ---------------------------------
 
-def com_from_crba(M):
-    """CoM in the base frame from Pinocchio's CRBA ``M`` (rows) at the base identity (order
-    ``[v; omega]``): the locked inertia's coupling block is ``m [c]x^T`` ([Mishra2023] eq. 7)."""
-    m = M[0][0]
-    return M[5][1] / m, M[3][2] / m, M[4][0] / m
-
-
 def internal_foot_jacobian(J_f, A, p_f):
     """``J^int = J_fq - A_fb M_bb^-1 M_bq`` ([Feurstein2021] eq. 3.96), base frame, as columns: the foot's
     velocity per joint rate with the base moving by ``-A`` (a base twist ``[omega; v]`` moves the
     foot by ``v + omega x p_f``).  ``J_f``: the foot's columns (base fixed); ``A``: the mechanical
-    connection's columns in Pinocchio's order ``[A_v; A_omega]``."""
+    connection's columns ``[A_omega; A_v]``."""
     out = []
     for jf, a in zip(J_f, A):
-        w = _cross(a[3:], p_f)
-        out.append((jf[0] - (w[0] + a[0]), jf[1] - (w[1] + a[1]), jf[2] - (w[2] + a[2])))
+        w = _cross(a[:3], p_f)
+        out.append((jf[0] - (w[0] + a[3]), jf[1] - (w[1] + a[4]), jf[2] - (w[2] + a[5])))
     return out
 
 
@@ -303,14 +298,14 @@ def polar_wrench_leg(d_b, J_d, R, grad_alpha, tau_p):
 def polar_wrench_locked(A, tau_p):
     """Polar term of eq. 4.26 (variant III), ``J_(alpha_c dot)^T tau_p`` with
     ``alpha_c dot = n . (omega + A_omega qdot)``, the locked angular velocity about the normal
-    (``A``'s columns in Pinocchio's order: ``A_omega`` is their last three entries).
+    (``A``'s columns: ``A_omega`` is their first three entries).
 
     Returns ``(base moment, joint torques) = (n tau_p, A_omega^T n tau_p)``: in the reduced
     equations ([Mishra2023] eq. 18) its shape force ``tau - A^T F_b`` is zero, so it acts on the
     locked (external) velocity only.
     """
     moment = (_NORMAL[0] * tau_p, _NORMAL[1] * tau_p, _NORMAL[2] * tau_p)
-    return moment, [_dot(a[3:], moment) for a in A]
+    return moment, [_dot(a[:3], moment) for a in A]
 
 
 class LockedFrameAngle:
@@ -370,7 +365,7 @@ class LockedFrameAngle:
 class _Geometry:
     """Everything a control step needs at one shape, from one CRBA and one frame Jacobian."""
 
-    M: np.ndarray          #: generalized inertia in Pinocchio's order ([v; omega] base, then joints)
+    M: np.ndarray          #: generalized inertia, the order of [V1; qdot]
     A: np.ndarray          #: mechanical connection
     c: np.ndarray          #: CoM in the base frame
     J_c: np.ndarray        #: its Jacobian w.r.t. q (base fixed), 3 x n
@@ -402,7 +397,7 @@ class HopperController:
         self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
         self.base_torque_limit = base_torque_limit
         self.foot_id = model.pin_model.getFrameId(foot_frame)
-        self.ws = model.create_data()        # the step's workspace: CRBA, M_b's factor, A (Pinocchio's order)
+        self.ws = model.create_data()        # the step's workspace: CRBA, M_b's factor, A (rel_fast's kernel)
         self._weight = tuple((model.mass * model.gravity).tolist())      # m g, world
         self.control_period = float(control_period)
         self.contact = ContactDetector(gains, hold=self.control_period)
@@ -447,19 +442,20 @@ class HopperController:
         J = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)
         p_f = pd.oMf[self.foot_id].translation.copy()
         m = self.model.mass
-        return _Geometry(M.copy(), A, com_from_locked_inertia(M_b), M_bq[3:] / m, p_f, J[:3, 6:].copy())
+        return _Geometry(generalized_from_pinocchio(M), A, com_from_locked_inertia(M_b), M_bq[3:] / m, p_f,
+                         J[:3, 6:].copy())
 
     def energy(self, geo, g1, V1, qdot):
         """Mechanical energy ``E = 1/2 v^T M v + U_g`` with ``v = [V1; qdot]`` at the
         :meth:`geometry` ``geo`` and the gravity potential ``-m g . o_ic`` (zero at height 0), J."""
-        v = np.concatenate([V1[3:], V1[:3], qdot])          # Pinocchio's order, as geo.M
+        v = np.concatenate([V1, qdot])
         com = g1[:3, :3] @ geo.c + g1[:3, 3]
         return float(0.5 * v @ geo.M @ v - self.model.mass * self.model.gravity @ com)
 
     def step(self, meas):
         """Joint torques and base wrench for one tick from :class:`HopperMeasurements`.
 
-        One CRBA and one factorization of ``M_b`` in the workspace ``ws`` (Pinocchio's order),
+        One CRBA and one factorization of ``M_b`` in the workspace ``ws`` (``rel_fast``'s kernel),
         one frame Jacobian and Pinocchio's kinetic energy; their results are read once as
         Python floats, on which the rest of the step runs.
         """
@@ -472,11 +468,11 @@ class HopperController:
         locked_inertia_factor(model, ws, q)
         J_f = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)[:3, 6:].T.tolist()
         p_f = pd.oMf[self.foot_id].translation.tolist()
-        A, M = ws.A.T.tolist(), ws.M.tolist()
-        c = com_from_crba(M)
+        A = swap_halves(ws.A).T.tolist()
+        c = com_from_locked_inertia(swap_rows_and_columns(ws.M_b)).tolist()
         m = model.mass
-        J_d = [(jf[0] - M[0][j] / m, jf[1] - M[1][j] / m, jf[2] - M[2][j] / m)   # M's linear rows: m J_c
-               for j, jf in enumerate(J_f, 6)]
+        J_d = [(jf[0] - mc[3] / m, jf[1] - mc[4] / m, jf[2] - mc[5] / m)       # M_bq's linear rows: m J_c
+               for jf, mc in zip(J_f, swap_halves(ws.M_bq).T.tolist())]
         R, p = G[:3], (G[0][3], G[1][3], G[2][3])         # rows of g1: R is their first three columns
         stance = self.contact.update(float(meas.t), float(meas.foot_force), foot_height(R, p, p_f),
                                      foot_height_rate(R, V, p_f, _combine(J_f, qd)))
@@ -489,7 +485,7 @@ class HopperController:
         spring = virtual_spring_energy(r, g.r_des, g.K_r, alpha if polar_on else g.alpha_des,
                                        g.alpha_des, g.K_p)
         com = _rotate(R, c)
-        E = (pin.computeKineticEnergy(pm, pd, ws.q_pin, np.concatenate((V1[3:], V1[:3], qdot)))
+        E = (pin.computeKineticEnergy(pm, pd, ws.q_pin, pinocchio_velocity(V1, qdot))
              - _dot(self._weight, (com[0] + p[0], com[1] + p[1], com[2] + p[2]))
              + (spring if g.energy_with_springs else 0.0))
         tau_E = energy_pump(E, g.E_des, r_dot, g.K_E)
@@ -547,7 +543,7 @@ class HopperController:
             self._alpha_c_offset = self._leg_angle_in_base(q_ref) - self._theta_bc(q_ref)
         alpha_c = _wrap(theta_b + self._theta_bc(q) + self._alpha_c_offset)
         # the locked angular velocity omega + A_omega qdot ([Mishra2023] Def. 3) about the normal
-        A_omega_qdot = _combine([a[3:] for a in A], qd)
+        A_omega_qdot = _combine([a[:3] for a in A], qd)
         return alpha_c, _dot(_NORMAL, (V[0] + A_omega_qdot[0], V[1] + A_omega_qdot[1], V[2] + A_omega_qdot[2]))
 
     def _leg_angle_in_base(self, q):

@@ -23,7 +23,7 @@ from floating_base_control.dynamics.rel_fast import (connection_velocity, locked
 from floating_base_control.dynamics.rel_matrices import spatial_momentum
 from floating_base_control.estimation.health import EstimatorHealth
 from floating_base_control.estimation.observer import MomentumObserver, ObserverGains
-from floating_base_control.lie import SWAP
+from floating_base_control.conventions import swap_halves
 from floating_base_control import validation as check
 from floating_base_control.validation import InputError
 from floating_base_control.control import shape
@@ -72,7 +72,7 @@ class ControlOutput:
     def mu_hat_o(self):
         """Observer's estimate of mu in the base frame, ``[omega; v]`` (zero before it starts)."""
         if self._mu_hat_o is None:
-            self._mu_hat_o = self._mu_o[SWAP]
+            self._mu_hat_o = swap_halves(self._mu_o)
         return self._mu_hat_o
 
     @property
@@ -85,7 +85,7 @@ class ControlOutput:
         """Eq. 45, ``i = 1``, at the mu used for compensation."""
         if self._tau_hat_1 is None:       # the tick's kernel on the model's scratch workspace
             model, ws, qdot = self._model, self._model.scratch, self._qdot
-            mu = self._mu_o if self._mu_c is None else self._mu_c[SWAP]
+            mu = self._mu_o if self._mu_c is None else swap_halves(self._mu_c)
             locked_inertia_factor(model, ws, self._q)
             c_mu = mu_mu_cc_forces(model, ws, mu)
             connection_velocity(ws.A, qdot, ws.A_qdot)
@@ -102,7 +102,7 @@ class ControlOutput:
     @property
     def V1_hat(self):
         """Estimated base body twist ``mu_hat_o - A_l qdot`` (eq. 9), ``[omega; v]``."""
-        return self._V1_hat[SWAP]
+        return swap_halves(self._V1_hat)
 
     @property
     def momentum(self):
@@ -249,7 +249,7 @@ class OrbitalController:
             if mu_true is None:
                 raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
             mu_c = check.vector("mu_true", mu_true, 6)
-            c_mu = mu_mu_cc_forces(model, ws, mu_c[SWAP])
+            c_mu = mu_mu_cc_forces(model, ws, swap_halves(mu_c))
         tau_hat_2 = _shape_row(model, ws, c_mu)          # eq. 45 at the compensation's mu
         if compensation == "tau1":
             tau_hat_1 = _tau_hat_1(model, ws, mu_o, qdot, A_qdot, c_mu, tau_hat_2)
@@ -257,7 +257,7 @@ class OrbitalController:
         if self.motion is None:
             tau_c = self.task.torque(t, q, qdot, self._q_d, self._shape_gains)
         else:
-            tau_c = self._motion_torque(t, q, qdot, mu_o[SWAP] if mu_c is None else mu_c)
+            tau_c = self._motion_torque(t, q, qdot, swap_halves(mu_o) if mu_c is None else mu_c)
         feedforward = (tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none"
                        else self._no_feedforward)
         tau = np.empty(model.n)
