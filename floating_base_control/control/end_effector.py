@@ -393,13 +393,14 @@ class EndEffectorTask:
                                 self.q_null, self.gains, acceleration, cc)
 
     def _feedforward(self, q, qdot, terms, mu, compensation, R_e, V_e, A_r):
-        """``(A_e - b_e, c)`` of the module doc, with the momentum terms unless ``compensation`` is ``none``."""
+        """``(A_e - b_e, c)`` of the module doc, with the momentum terms unless the ``compensation`` law leaves
+        them all (``none``)."""
         cc = terms.shape_qdot_qdot.copy()
-        if compensation == "none":
+        if not compensation.cancels_mu_mu:
             mu, mu_dot = np.zeros(6), np.zeros(6)
         else:
             mu_dot = locked_acceleration(terms)
-            if compensation in ("tau2", "truth"):          # tau_hat_1 contains B~(mu) qdot already
+            if not compensation.cancels_mu_qdot:           # tau_hat_1 contains B~(mu) qdot already
                 cc += terms.shape_mu_qdot
         b_e = drift_acceleration(self.ws, self.fid, q, qdot, mu, mu_dot)
         return body_acceleration(R_e, A_r, V_e) - b_e, cc

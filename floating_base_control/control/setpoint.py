@@ -101,26 +101,12 @@ def integral_step(z, e, dt, k_i, clamp, tau, tau_limits):
     np.clip(z, -bound, bound, out=z)
 
 
-def limit_potential_gradient(q, position_limits, stiffness, margin):
-    """``dPhi_lim / dq`` (see the module docstring)."""
-    lo, hi = position_limits.T
-    return margin_overrun_gradient(q, lo + margin, hi - margin, stiffness, np.empty(len(q)))
-
-
 @kernel(F, F, F)
 def _overrun(x, lower, upper):
-    """``x - clip(x, lower, upper)``: how far ``x`` is beyond ``[lower, upper]`` (signed)."""
+    """``x - clip(x, lower, upper)``: how far ``x`` is beyond ``[lower, upper]`` (signed).  With the margins
+    ``lower = lo + m <= upper = hi - m`` at most one side is beyond its margin, and ``q - lower`` is exactly
+    ``-(lower - q)``: ``K_lim`` times it is ``dPhi_lim / dq``, the two-sided sum of the module docstring."""
     return x - min(max(x, lower), upper)
-
-
-@kernel(R1, R1, R1, R1, W1)
-def margin_overrun_gradient(q, lower, upper, stiffness, out):
-    """``dPhi_lim / dq = K_lim (q - clip(q, lower, upper))`` into ``out``, with the margins
-    ``lower = lo + m <= upper = hi - m``: at most one side is beyond its margin, and ``q - lower``
-    is exactly ``-(lower - q)``, so this is the two-sided sum of the module docstring."""
-    for j in range(len(q)):
-        out[j] = stiffness[j] * _overrun(q[j], lower[j], upper[j])
-    return out
 
 
 @kernel(R1, R1, R1, R1, R1, R1, R1, R1, R1, W1, W1)
@@ -162,7 +148,7 @@ class TaskController:
         self.restart_after_s = restart_after_s
         # The tick works on stacked [q; qdot] (shaped_task_torque): the PD terms are [K; D_q] * ([q; qdot] -
         # [q_r; qdot_r]) and the two limit terms are [K_lim; d_v] * (x - clip(x, lower, upper)) with the margins
-        # lo + m <= hi - m and the guard speeds -f_g qdot_max <= f_g qdot_max (see margin_overrun_gradient).
+        # lo + m <= hi - m and the guard speeds -f_g qdot_max <= f_g qdot_max (see _overrun).
         self._lower, self._upper = lo + self.margin, hi - self.margin
         self._reference_speed = self.limits.speed_fraction * self.v_max
         guard_speed = self.limits.guard_fraction * self.v_max

@@ -3,26 +3,32 @@
 ``tau = tau_c + tau_hat_i`` (eq. 45): a task controller ``tau_c`` plus a
 feed-forward torque that cancels the momentum-dependent CC forces of the shape
 row of eq. 18.  Eq. 45 lost its brackets in the PDF conversion; derived from
-eq. 18 (and checked by ``test_rel_fast.py``: they remove every momentum term from the shape row):
+eq. 18 (and checked by ``test_rel_fast.py``: they remove every momentum term from the shape row, and the
+tick's equal the paper's link-frame sums)::
 
     tau_hat_2(mu)       = -(1/2 S(mu)^T - A_l^T ad~_(M_b mu)) mu
     tau_hat_1(mu, qdot) = tau_hat_2(mu) + B~(mu) qdot
 
 with ``mu`` replaced by the observer's ``mu_hat_o``.  ``B~`` is skew-symmetric,
-so the extra term of ``tau_hat_1`` does no work.  The task controller is the PD
-law of eq. 52 with the quadratic potential ``Phi = 1/2 dq^T K dq``; ``control/setpoint.py``
-extends it for a real arm (rate-limited reference, integral action, limit terms).
+so the extra term of ``tau_hat_1`` does no work.  Both are evaluated on the control tick's
+kernels (``dynamics/rel_fast.py``): the shape row of the ``(mu, mu)`` CC forces is ``tau_hat_2``,
+that of the ``(mu, qdot)`` cross terms is ``B~(mu) qdot`` (:class:`CompensationTorques`).
+
+Which of them the controller adds is a :class:`CompensationLaw`, registered by name in
+:data:`COMPENSATIONS` (:func:`register_compensation`): the controller, its ROS node and the demos
+accept any registered name.  The task controller is the PD law of eq. 52 with the quadratic
+potential ``Phi = 1/2 dq^T K dq``; ``control/setpoint.py`` extends it for a real arm
+(rate-limited reference, integral action, limit terms).
 """
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Callable
 
 import numpy as np
 
 from floating_base_control import validation as check
+from floating_base_control.dynamics.rel_fast import mu_qdot_cc_forces, shape_row
 from floating_base_control.validation import InputError
-
-#: Compensation variants: eq. 45 with the observer's mu (tau1, tau2), PD only (none),
-#: and tau_hat_2 with the simulator's true mu (truth: a full-state baseline).
-COMPENSATIONS = ("tau1", "tau2", "none", "truth")
 
 
 @dataclass
@@ -57,23 +63,72 @@ def task_torque(q, qdot, q_d, gains, out=None, scratch=None):
     return np.subtract(out, damping, out=out)
 
 
-def tau_hat_2(terms):
-    """Compensation of the (mu, mu) CC torques ([Mishra2023] eq. 45, ``i = 2``), from
-    :class:`~floating_base_control.dynamics.rel_fast.RELTerms` at ``(q, qdot, mu_hat_o)``."""
-    return terms.shape_mu_mu
+class CompensationTorques:
+    """The torques of eq. 45 at one tick's state, on the tick's workspace ``ws`` (``rel_fast``'s kernel,
+    factored at the tick's shape): :attr:`tau_hat_2` is evaluated by :meth:`at`, :attr:`tau_hat_1` when a
+    law first reads it.  A controller keeps one and moves it to each tick (it allocates only the torques)."""
+
+    def __init__(self, model, ws):
+        self.model, self.ws = model, ws
+        self.zeros = np.zeros(model.n)            #: no feed-forward (read-only)
+        self.zeros.flags.writeable = False
+        self.tau_hat_2 = self.evaluated_tau_hat_1 = self._mu = self._qdot = self._c_mu = None
+
+    def at(self, mu, qdot, c_mu):
+        """Move to the tick with locked velocity ``mu`` (the kernel's order), ``qdot`` and the ``(mu, mu)``
+        CC forces ``c_mu = c(V_mu)`` (``rel_fast.mu_mu_cc_forces``; ``ws.A_qdot`` is ``A_l qdot``)."""
+        self._mu, self._qdot, self._c_mu = mu, qdot, c_mu
+        self.tau_hat_2 = np.empty(self.model.n)             # eq. 45, i = 2
+        shape_row(c_mu, self.ws.A, self.tau_hat_2)
+        self.evaluated_tau_hat_1 = None
+        return self
+
+    @property
+    def tau_hat_1(self):
+        """Eq. 45, ``i = 1``: ``tau_hat_2`` plus ``B~(mu) qdot``, the shape row of the ``(mu, qdot)`` cross
+        terms of the CC forces (evaluated once per tick)."""
+        if self.evaluated_tau_hat_1 is None:
+            model, ws = self.model, self.ws
+            cross = mu_qdot_cc_forces(model, ws, self._mu, self._qdot, ws.A_qdot, self._c_mu)[1]
+            B_qdot = np.empty(model.n)
+            shape_row(cross, ws.A, B_qdot)
+            self.evaluated_tau_hat_1 = self.tau_hat_2 + B_qdot
+        return self.evaluated_tau_hat_1
 
 
-def tau_hat_1(terms):
-    """Compensation of the (mu, mu) and (mu, qdot) CC torques ([Mishra2023] eq. 45, ``i = 1``)."""
-    return terms.shape_mu_mu + terms.shape_mu_qdot
+@dataclass(frozen=True)
+class CompensationLaw:
+    """A feed-forward torque of eq. 45: what :class:`~..robots.orbital.controller.OrbitalController` adds
+    to ``tau_c``, and what the motion tasks may assume it cancels."""
+
+    name: str
+    torque: Callable[[CompensationTorques], np.ndarray]   #: the feed-forward from the tick's eq. 45 torques
+    cancels_mu_mu: bool = True      #: the (mu, mu) CC torques are cancelled (else motion tasks use no mu)
+    cancels_mu_qdot: bool = False   #: so is B~(mu) qdot (else motion tasks compensate it on their reference)
+    true_mu: bool = False           #: evaluated at the simulator's true mu (a simulation-only baseline)
 
 
-def compensation_torque(terms, compensation):
-    """The feed-forward torque of the named variant (see :data:`COMPENSATIONS`)."""
-    if compensation == "tau1":
-        return tau_hat_1(terms)
-    if compensation in ("tau2", "truth"):
-        return tau_hat_2(terms)
-    if compensation == "none":
-        return np.zeros_like(terms.shape_mu_mu)
-    raise InputError(f"compensation must be one of {COMPENSATIONS}, got {compensation!r}")
+#: name -> :class:`CompensationLaw`, in the order the controllers list them.
+COMPENSATIONS = {}
+
+
+def register_compensation(law):
+    """Make ``law`` (a :class:`CompensationLaw`) available by its name; returns it."""
+    if not isinstance(law, CompensationLaw):
+        raise InputError(f"a compensation law must be a CompensationLaw, got {type(law).__name__}")
+    COMPENSATIONS[law.name] = law
+    return law
+
+
+def compensation_law(name):
+    """The registered :class:`CompensationLaw` called ``name``."""
+    if name not in COMPENSATIONS:
+        raise InputError(f"compensation must be one of {tuple(COMPENSATIONS)}, got {name!r}")
+    return COMPENSATIONS[name]
+
+
+# eq. 45 with the observer's mu; PD only; tau_hat_2 with the simulator's true mu (a full-state baseline)
+register_compensation(CompensationLaw("tau1", attrgetter("tau_hat_1"), cancels_mu_qdot=True))
+register_compensation(CompensationLaw("tau2", attrgetter("tau_hat_2")))
+register_compensation(CompensationLaw("none", attrgetter("zeros"), cancels_mu_mu=False))
+register_compensation(CompensationLaw("truth", attrgetter("tau_hat_2"), true_mu=True))

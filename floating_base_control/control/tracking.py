@@ -83,11 +83,12 @@ def tracking_torque(Lambda_q, reference, q, qdot, gains, cc_reference):
 
 def reference_cc(ws, terms, q, qdot, qdot_r, mu, compensation):
     """CC terms of the tracking law on the reference velocity: ``Gamma_q(qdot) qdot_r``, plus
-    ``B~(mu) qdot_r`` with ``tau2``/``truth`` compensation (zero for a reference at rest)."""
+    ``B~(mu) qdot_r`` where the compensation law cancels the ``(mu, mu)`` CC torques but not ``B~(mu) qdot``
+    (``tau2``, ``truth``; zero for a reference at rest)."""
     if not qdot_r.any():
         return np.zeros_like(qdot_r)
     cc = reduced_shape_coriolis_product(ws, q, terms.A_l, qdot, qdot_r)
-    if compensation in ("tau2", "truth"):
+    if compensation.cancels_mu_mu and not compensation.cancels_mu_qdot:
         cc += gyroscopic_product(ws, q, terms.A_l, mu, qdot_r)
     return cc
 

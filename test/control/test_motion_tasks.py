@@ -7,7 +7,7 @@ import pytest
 from floating_base_control.control import end_effector as ee
 from floating_base_control.control import tracking
 from floating_base_control.control.handover import Handover
-from floating_base_control.control.shape import ShapeGains, task_torque
+from floating_base_control.control.shape import COMPENSATIONS, ShapeGains, task_torque
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
 from floating_base_control.conventions import to_pinocchio
 from floating_base_control.conventions import SWAP
@@ -16,6 +16,7 @@ from floating_base_control.experiments.orbital import scenario as orbital
 from floating_base_control.experiments.orbital import tasks
 from floating_base_control.validation import InputError
 
+TAU2 = COMPENSATIONS["tau2"]
 N = 3
 LIMITS = np.array([[-2.0, 2.0]] * N)
 
@@ -129,7 +130,7 @@ def test_constant_reference_gives_eq52(orbital, state):
     gains = ShapeGains(np.full(orbital.n, 30.0), np.full(orbital.n, 2.0))
     task = tracking.JointTask(orbital, TrajectoryReference(q_d, orbital.position_limits, orbital.velocity_limits,
                                                            np.full(orbital.n, 5.0)), gains)
-    tau = task.torque(1.0, q, qdot, orbital.rel_terms(q, qdot, mu), mu, "tau2")
+    tau = task.torque(1.0, q, qdot, orbital.rel_terms(q, qdot, mu), mu, TAU2)
     assert np.allclose(tau, task_torque(q, qdot, q_d, gains), atol=1e-14)
 
 
@@ -184,9 +185,9 @@ def test_handover_changes_the_torque_by_less_than_5_percent_of_the_effort_limit_
     cartesian = ee.EndEffectorTask(orbital, "panda_link8", gains, q)
     switch = Handover(hold, cartesian, t_switch=1.0, blend_s=0.5)
     dt = 1e-3
-    taus = [switch.torque(1.0 + k * dt, q, qdot, terms, mu, "tau2", np.eye(4)) for k in range(-3, 600)]
+    taus = [switch.torque(1.0 + k * dt, q, qdot, terms, mu, TAU2, np.eye(4)) for k in range(-3, 600)]
     steps = np.abs(np.diff(taus, axis=0)).max(axis=0)
-    jump = np.abs(hold.torque(1.0, q, qdot, terms, mu, "tau2") - cartesian.torque(1.0, q, qdot, terms, mu, "tau2",
+    jump = np.abs(hold.torque(1.0, q, qdot, terms, mu, TAU2) - cartesian.torque(1.0, q, qdot, terms, mu, TAU2,
                                                                                    np.eye(4)))
     assert (jump > 0.05 * orbital.effort_limits).any()             # switching outright would jump
     assert (steps < 0.05 * orbital.effort_limits).all()
@@ -250,7 +251,7 @@ def test_the_feedforward_gives_the_reference_acceleration_despite_the_drift(orbi
     R_e = (g1 @ g_1e)[:3, :3]
     V_e = Ad_e1 @ mu + J_star @ qdot
     A_w = np.array([0.2, -0.1, 0.3, 0.5, 0.1, -0.4])                        # reference acceleration, world axes
-    acceleration, cc = task._feedforward(q, qdot, terms, mu, "tau2", R_e, V_e, A_w)
+    acceleration, cc = task._feedforward(q, qdot, terms, mu, TAU2, R_e, V_e, A_w)
     tau_c = ee.impedance_torque(J_star, Ad_e1 @ mu, R_e, np.zeros(6), ee.rotate_twist(R_e, V_e), qdot,
                                 terms.Lambda_q, q, q + 0.1, gains, acceleration, cc)
     mu_dot, qddot = orbital.forward_dynamics_reduced(q, mu, qdot, tau_c + terms.shape_mu_mu)
@@ -300,3 +301,25 @@ def test_the_hold_velocity_keeps_the_end_effector_still_with_the_momentum_conser
         pin.forwardKinematics(orbital.pin_model, data, q_pin, v_pin)
         assert np.allclose(pin.getFrameVelocity(orbital.pin_model, data, fid, pin.LOCAL).vector, 0, atol=1e-10)
         assert np.abs(qdot).max() > 0.05 and sigma > 0
+
+
+def test_the_controller_takes_motion_tasks_only(orbital, state):
+    """``OrbitalController.motion`` accepts what the ``MotionTask`` protocol names (the joint and end-effector
+    tasks, a handover between them) and refuses anything else with the reason."""
+    from floating_base_control.control.motion_task import MotionTask
+    from floating_base_control.robots.orbital.controller import OrbitalController
+
+    q = state[0]
+    gains = ShapeGains(np.full(orbital.n, 30.0), np.full(orbital.n, 2.0))
+    joint = tracking.JointTask(orbital, TrajectoryReference(q, orbital.position_limits, orbital.velocity_limits,
+                                                            np.full(orbital.n, 5.0)), gains)
+    cartesian = ee.EndEffectorTask(orbital, orbital.pin_model.frames[-1].name,
+                                   ee.CartesianGains(np.ones(6), np.ones(6), np.ones(orbital.n), np.ones(orbital.n)),
+                                   q)
+    ctrl = OrbitalController(orbital, q, gains)
+    for task in (joint, cartesian, Handover(joint, cartesian, 1.0)):
+        assert isinstance(task, MotionTask)
+        ctrl.motion = task
+    ctrl.motion = None
+    with pytest.raises(InputError, match="motion must be a MotionTask .* got str"):
+        ctrl.motion = "joint"

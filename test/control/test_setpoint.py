@@ -4,10 +4,12 @@ near a joint limit staying within the limits."""
 import numpy as np
 import pytest
 
+from helpers.oracles import limit_potential_gradient_oracle
+
 from floating_base_control.control.limits import LimitMonitor
 from floating_base_control.control.shape import ShapeGains
 from floating_base_control.control.setpoint import (TaskController, check_setpoint, controller_options, integral_step,
-                                                    limit_potential_gradient, reference_step)
+                                                    reference_step)
 from floating_base_control.dynamics.rel_fast import rel_terms
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.experiments.orbital import scenario as orbital
@@ -55,14 +57,20 @@ def test_integral_anti_windup_clamps_and_freezes_while_saturated():
 
 
 def test_limit_potential_is_zero_inside_the_margins_and_gives_full_effort_at_the_limit(model):
-    task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits)
+    """At rest on the reference with no PD gains, the tick's task torque is the limit term alone, ``-dPhi_lim``:
+    the oracle's gradient, zero inside the margins and the full effort at the hard limits."""
     lo, hi = model.position_limits.T
-    inside = 0.5 * (lo + hi)
-    assert not limit_potential_gradient(inside, model.position_limits, task.limit_stiffness, task.margin).any()
-    np.testing.assert_allclose(limit_potential_gradient(hi, model.position_limits, task.limit_stiffness,
-                                                        task.margin), model.effort_limits)
-    np.testing.assert_allclose(limit_potential_gradient(lo, model.position_limits, task.limit_stiffness,
-                                                        task.margin), -model.effort_limits)
+    for q, expected in [(0.5 * (lo + hi), np.zeros(model.n)), (hi, -model.effort_limits), (lo, model.effort_limits),
+                        (hi - 0.05, None), (lo + 0.02, None)]:
+        task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits)
+        gains = ShapeGains(np.zeros(model.n), np.ones(model.n))           # the first tick: q_r = q, at rest
+        tau = task.torque(0.0, q, np.zeros(model.n), q, gains)
+        oracle = -limit_potential_gradient_oracle(q, model.position_limits, task.limit_stiffness, task.margin)
+        np.testing.assert_allclose(tau, oracle, rtol=1e-12, atol=1e-12)
+        if expected is not None:
+            np.testing.assert_allclose(tau, expected, rtol=1e-12, atol=0)
+        else:
+            assert 0 < np.abs(tau).max() < model.effort_limits.max()
 
 
 def test_pd_is_eq_52_at_rest_and_controller_names(model):

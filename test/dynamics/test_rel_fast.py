@@ -2,8 +2,12 @@
 import numpy as np
 
 from helpers import assert_close, random_state
-from floating_base_control.control.shape import tau_hat_1, tau_hat_2
+from helpers import reference_rel as ref
+from helpers.oracles import compensation_oracle
+from floating_base_control.control.shape import CompensationTorques
+from floating_base_control.conventions import swap_halves
 from floating_base_control.dynamics import rel_matrices as rel
+from floating_base_control.dynamics.rel_fast import connection_velocity, locked_inertia_factor, mu_mu_cc_forces
 from floating_base_control.lie import ad_tilde
 
 
@@ -36,11 +40,25 @@ def test_compensation_removes_every_momentum_term_from_the_shape_dynamics(orbita
     t = orbital.rel_terms(q, qdot, mu)
     Lam = t.Lambda_q
     still = np.linalg.solve(Lam, tau_c - t.shape_qdot_qdot)
-    assert_close(orbital.forward_dynamics_reduced(q, mu, qdot, tau_c + tau_hat_1(t))[1], still, 1e-10,
+    assert_close(orbital.forward_dynamics_reduced(q, mu, qdot, tau_c + compensation_oracle(t, "tau1"))[1], still, 1e-10,
                  "tau_hat_1")
-    with_gyro = orbital.forward_dynamics_reduced(q, mu, qdot, tau_c + tau_hat_2(t))[1]
+    with_gyro = orbital.forward_dynamics_reduced(q, mu, qdot, tau_c + compensation_oracle(t, "tau2"))[1]
     B = orbital.gyroscopic_matrix(q, mu)
     assert_close(with_gyro, still - np.linalg.solve(Lam, B @ qdot), 1e-10, "tau_hat_2")
     assert abs(qdot @ B @ qdot) < 1e-12 * np.abs(B).max() * qdot @ qdot   # no power
     uncompensated = orbital.forward_dynamics_reduced(q, mu, qdot, tau_c)[1]
     assert np.abs(uncompensated - still).max() > 1e-3 * np.abs(still).max()
+
+
+def test_the_ticks_compensation_is_eq_45_from_the_papers_link_frame_sums(model, rng):
+    """The control tick's torques of eq. 45 (``CompensationTorques`` on ``rel_fast``'s kernels, Pinocchio's
+    recursions) against eq. 45 written with [Mishra2023]'s link-frame sums (``reference_rel``)."""
+    q, qdot, _, mu = random_state(model, rng)
+    ws = model.create_data()
+    locked_inertia_factor(model, ws, q)
+    connection_velocity(ws.A, qdot, ws.A_qdot)
+    mu_pin = swap_halves(mu)
+    eq45 = CompensationTorques(model, ws).at(mu_pin, qdot, mu_mu_cc_forces(model, ws, mu_pin))
+    L = ref.LinkFrames(model, q, qdot)
+    assert_close(eq45.tau_hat_2, ref.tau_hat_2(L, mu), 1e-12, "tau_hat_2")
+    assert_close(eq45.tau_hat_1, ref.tau_hat_1(L, mu, qdot), 1e-12, "tau_hat_1")

@@ -109,6 +109,16 @@ def B_tilde(L, mu):
     return out - sum(J.T @ nabla(M, X @ mu) @ J for X, M, J in zip(L.X, L.M, L.J))
 
 
+
+def tau_hat_2(L, mu):
+    """Eq. 45, ``i = 2`` (brackets restored from eq. 18): ``-(1/2 S(mu)^T - A_l^T ad~_(M_b mu)) mu``."""
+    return -(0.5 * S_T(L, mu) - connection(L).T @ ad_tilde(locked_inertia(L) @ mu)) @ mu
+
+
+def tau_hat_1(L, mu, qdot):
+    """Eq. 45, ``i = 1``: ``tau_hat_2(mu) + B~(mu) qdot``."""
+    return tau_hat_2(L, mu) + B_tilde(L, mu) @ qdot
+
 def calB(L, x):
     """Eq. 36."""
     A = connection(L)

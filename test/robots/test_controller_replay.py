@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.oracles import compensation_oracle
+
 from floating_base_control.control.shape import ShapeGains
 from floating_base_control.control.setpoint import TaskController, TaskLimits
 from floating_base_control.robots.orbital.controller import OrbitalController
@@ -76,7 +78,6 @@ def test_replayed_outputs_equal_the_recorded_ones(replay, key):
 def test_lazy_outputs_equal_the_rel_terms_at_the_ticks_state(orbital):
     """The outputs a tick evaluates on demand (``terms``, ``tau_hat_1``, ``V1_hat``, ``momentum``,
     ``saturated``) are those of the REL terms at the tick's inputs, even when read after later ticks."""
-    from floating_base_control.control.shape import tau_hat_1, tau_hat_2
     from floating_base_control.lie import Ad_inv
 
     rec = np.load(TRACE)
@@ -95,8 +96,8 @@ def test_lazy_outputs_equal_the_rel_terms_at_the_ticks_state(orbital):
         np.testing.assert_allclose(getattr(outs[0].terms, name),
                                    getattr(orbital.rel_terms(rec["q"][1], rec["qdot"][1], outs[0].mu_hat_o), name),
                                    rtol=0, atol=1e-12, err_msg=name)
-    np.testing.assert_allclose(out.tau_hat_2, tau_hat_2(terms), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(out.tau_hat_1, tau_hat_1(terms), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out.tau_hat_2, compensation_oracle(terms, "tau2"), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out.tau_hat_1, compensation_oracle(terms, "tau1"), rtol=0, atol=1e-12)
     np.testing.assert_allclose(out.V1_hat, out.mu_hat_o - terms.A_qdot, rtol=0, atol=1e-15)
     np.testing.assert_allclose(out.momentum, Ad_inv(g_hat).T @ (terms.M_b @ out.mu_hat_o), rtol=0, atol=1e-12)
     assert np.abs(out.momentum).max() > 1.0                      # the robot carries momentum
@@ -111,7 +112,7 @@ def test_lazy_outputs_equal_the_rel_terms_at_the_ticks_state(orbital):
 def test_each_compensation_adds_its_eq_45_torque_from_the_rel_terms(orbital, compensation):
     """The tick's feed-forward is eq. 45 from the REL terms (Theorem 1's fast path, paper's order)
     at the observer's mu_hat_o, or at the true mu for the ``truth`` baseline."""
-    from floating_base_control.control.shape import compensation_torque, task_torque, tau_hat_1, tau_hat_2
+    from floating_base_control.control.shape import task_torque
 
     rec = np.load(TRACE)
     scenario = OrbitalScenario()
@@ -125,9 +126,47 @@ def test_each_compensation_adds_its_eq_45_torque_from_the_rel_terms(orbital, com
         q, qdot = rec["q"][i], rec["qdot"][i]
         out = ctrl.step(first[1] + 1e-3 * i, q, qdot, mu_true=mu_true)
     terms = orbital.rel_terms(q, qdot, mu_true if compensation == "truth" else out.mu_hat_o)
-    expected = task_torque(q, qdot, scenario.q_d, gains) + compensation_torque(terms, compensation)
+    expected = task_torque(q, qdot, scenario.q_d, gains) + compensation_oracle(terms, compensation)
     np.testing.assert_allclose(out.tau, np.clip(expected, -ctrl.torque_limits, ctrl.torque_limits), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(out.tau_hat_1, tau_hat_1(terms), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(out.tau_hat_2, tau_hat_2(terms), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out.tau_hat_1, compensation_oracle(terms, "tau1"), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out.tau_hat_2, compensation_oracle(terms, "tau2"), rtol=0, atol=1e-12)
     if compensation != "none":
-        assert np.abs(compensation_torque(terms, compensation)).max() > 1e-4     # the test has teeth
+        assert np.abs(compensation_oracle(terms, compensation)).max() > 1e-4     # the test has teeth
+
+
+def test_a_registered_compensation_law_runs_in_the_tick(orbital):
+    """Adding a compensation law is a ``CompensationLaw`` and one registration line: half of eq. 45's
+    ``tau_hat_2``, registered here, is accepted by name and added by the tick."""
+    from floating_base_control.control.shape import COMPENSATIONS, CompensationLaw, register_compensation
+
+    register_compensation(CompensationLaw("half_tau2", lambda eq45: 0.5 * eq45.tau_hat_2))
+    try:
+        rec = np.load(TRACE)
+        scenario = OrbitalScenario()
+        gains = ShapeGains(scenario.stiffness, scenario.damping)
+        ctrl = OrbitalController(orbital, scenario.q_d, gains, scenario.observer, "half_tau2")
+        published_eq_52(ctrl, orbital)
+        first = rec["poses"][0]
+        ctrl.observer.initialize(pose(first[3:]), np.r_[np.deg2rad(scenario.mu0_omega_deg_s), 0.05, -0.02, 0.01],
+                                 first[1])
+        for i in range(3):
+            q, qdot = rec["q"][i], rec["qdot"][i]
+            out = ctrl.step(first[1] + 1e-3 * i, q, qdot)
+        half = 0.5 * orbital.rel_terms(q, qdot, out.mu_hat_o).shape_mu_mu
+        assert np.abs(half).max() > 1e-4
+        np.testing.assert_allclose(out.tau - out.tau_c, half, rtol=0, atol=1e-12)
+        assert ctrl.compensation == "half_tau2"
+    finally:
+        del COMPENSATIONS["half_tau2"]
+
+
+def test_compensation_laws_are_checked(orbital):
+    from floating_base_control import InputError
+    from floating_base_control.control.shape import register_compensation
+
+    scenario = OrbitalScenario()
+    with pytest.raises(InputError, match=r"compensation must be one of \('tau1', 'tau2', 'none', 'truth'\), "
+                                         r"got 'tau3'"):
+        OrbitalController(orbital, scenario.q_d, ShapeGains(scenario.stiffness, scenario.damping), compensation="tau3")
+    with pytest.raises(InputError, match="a compensation law must be a CompensationLaw, got function"):
+        register_compensation(lambda eq45: eq45.tau_hat_2)

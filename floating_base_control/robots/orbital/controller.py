@@ -19,32 +19,20 @@ from typing import NamedTuple
 import numpy as np
 
 from floating_base_control.dynamics.rel_fast import (connection_velocity, locked_inertia_factor, mu_mu_cc_forces,
-                                                     mu_qdot_cc_forces, rel_terms, shape_row)
+                                                     rel_terms)
 from floating_base_control.dynamics.rel_matrices import spatial_momentum
 from floating_base_control.estimation.health import EstimatorHealth
 from floating_base_control.estimation.observer import MomentumObserver, ObserverGains
 from floating_base_control.conventions import swap_halves
 from floating_base_control import validation as check
 from floating_base_control.validation import InputError
-from floating_base_control.control import shape
 from floating_base_control.control.limits import saturated_sum
+from floating_base_control.control.motion_task import MotionTask
 from floating_base_control.control.setpoint import TaskController, check_setpoint
+from floating_base_control.control.shape import CompensationTorques, compensation_law
 
 _ZERO_TWIST = np.zeros(6)
 _ZERO_TWIST.flags.writeable = False
-
-
-def _shape_row(model, ws, c):
-    """The shape row of CC forces ``c`` (a new array; ``ws`` factored at the tick's shape)."""
-    row = np.empty(model.n)
-    shape_row(c, ws.A, row)
-    return row
-
-
-def _tau_hat_1(model, ws, mu, qdot, A_qdot, c_mu, tau_hat_2):
-    """Eq. 45, ``i = 1``: ``tau_hat_2`` plus the shape row of the ``(mu, qdot)`` CC forces (the kernel's
-    order; ``ws`` factored at the tick's shape, ``c_mu = c(V_mu)``)."""
-    return tau_hat_2 + _shape_row(model, ws, mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu)[1])
 
 
 class ControlOutput:
@@ -89,7 +77,7 @@ class ControlOutput:
             locked_inertia_factor(model, ws, self._q)
             c_mu = mu_mu_cc_forces(model, ws, mu)
             connection_velocity(ws.A, qdot, ws.A_qdot)
-            self._tau_hat_1 = _tau_hat_1(model, ws, mu, qdot, ws.A_qdot, c_mu, _shape_row(model, ws, c_mu))
+            self._tau_hat_1 = CompensationTorques(model, ws).at(mu, qdot, c_mu).tau_hat_1
         return self._tau_hat_1
 
     @property
@@ -125,11 +113,10 @@ class Estimates(NamedTuple):
 class OrbitalController:
     """Observer + momentum-compensating shape controller of [Mishra2023] Lemma 11.
 
-    ``compensation`` is one of :data:`shape.COMPENSATIONS`; ``"truth"`` needs
-    the true locked velocity at every step (a simulation-only baseline).  ``motion``
-    (default ``None``: eq. 52 about ``q_d``) is a motion task providing ``tau_c``
-    (:class:`~floating_base_control.control.tracking.JointTask`,
-    :class:`~floating_base_control.control.end_effector.EndEffectorTask`); it may be
+    ``compensation`` names a registered law of eq. 45 (:data:`~..control.shape.COMPENSATIONS`); one
+    evaluated at the true locked velocity (``"truth"``, a simulation-only baseline) needs it at every
+    step.  ``motion`` (default ``None``: eq. 52 about ``q_d``) is a
+    :class:`~floating_base_control.control.motion_task.MotionTask` providing ``tau_c``; it may be
     replaced between ticks.
     """
 
@@ -146,8 +133,7 @@ class OrbitalController:
         self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
         self.motion = motion
         self._motion_ws = model.create_data()      # the motion task's REL terms (not the tick's workspace)
-        self._no_feedforward = np.zeros(model.n)   # compensation "none"
-        self._no_feedforward.flags.writeable = False
+        self._eq45 = CompensationTorques(model, self.ws)
 
     # Checked when set (the ROS node replaces them between ticks): sizes must match the model.
     @property
@@ -183,13 +169,22 @@ class OrbitalController:
 
     @property
     def compensation(self):
-        return self._compensation
+        """The name of the :class:`~..control.shape.CompensationLaw` the tick adds."""
+        return self._law.name
 
     @compensation.setter
-    def compensation(self, compensation):
-        if compensation not in shape.COMPENSATIONS:
-            raise InputError(f"compensation must be one of {shape.COMPENSATIONS}, got {compensation!r}")
-        self._compensation = compensation
+    def compensation(self, name):
+        self._law = compensation_law(name)
+
+    @property
+    def motion(self):
+        return self._motion
+
+    @motion.setter
+    def motion(self, motion):
+        if motion is not None and not isinstance(motion, MotionTask):
+            raise InputError(f"motion must be a MotionTask (torque, name, error) or None, got {type(motion).__name__}")
+        self._motion = motion
 
     def estimates(self, out):
         """:class:`Estimates` of the tick whose :class:`ControlOutput` is ``out`` (observer initialized)."""
@@ -204,8 +199,8 @@ class OrbitalController:
     def _motion_torque(self, t, q, qdot, mu):
         """``tau_c`` of the motion task, from the REL terms at ``(q, qdot, mu)`` (its own workspace)."""
         terms = rel_terms(self.model, self._motion_ws, q, qdot, mu)
-        return self.motion.torque(t, q, qdot, terms, mu, self._compensation,
-                                  self.observer.g_hat if self.observer.initialized else None)
+        return self._motion.torque(t, q, qdot, terms, mu, self._law,
+                                   self.observer.g_hat if self.observer.initialized else None)
 
     def _take_samples(self, t, pose_samples):
         """Restart an implausible estimate (it starts over from the next sample), then fold in
@@ -230,7 +225,7 @@ class OrbitalController:
     def step(self, t, q, qdot, pose_samples=(), mu_true=None):
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
         ``[(t_taken, g_meas), ...]``.  Returns a :class:`ControlOutput`."""
-        obs, model, ws, compensation = self.observer, self.model, self.ws, self._compensation
+        obs, model, ws, law = self.observer, self.model, self.ws, self._law
         locked_inertia_factor(model, ws, q)               # first: CRBA's returned copy is freed at once
         if obs.initialized:
             obs.advance(t)
@@ -244,25 +239,23 @@ class OrbitalController:
             del error
         else:
             V1_hat = -A_qdot
-        mu_c = tau_hat_1 = None
-        if compensation == "truth":
+        mu_c, mu = None, mu_o           # the compensation's mu: the observer's, or the true one ([omega; v])
+        if law.true_mu:
             if mu_true is None:
-                raise InputError("compensation 'truth' needs mu_true (the true locked velocity) at every step")
+                raise InputError(f"compensation {law.name!r} needs mu_true (the true locked velocity) at every step")
             mu_c = check.vector("mu_true", mu_true, 6)
-            c_mu = mu_mu_cc_forces(model, ws, swap_halves(mu_c))
-        tau_hat_2 = _shape_row(model, ws, c_mu)          # eq. 45 at the compensation's mu
-        if compensation == "tau1":
-            tau_hat_1 = _tau_hat_1(model, ws, mu_o, qdot, A_qdot, c_mu, tau_hat_2)
+            mu = swap_halves(mu_c)
+            c_mu = mu_mu_cc_forces(model, ws, mu)
+        eq45 = self._eq45.at(mu, qdot, c_mu)
+        feedforward = law.torque(eq45)
         del c_mu
-        if self.motion is None:
+        if self._motion is None:
             tau_c = self.task.torque(t, q, qdot, self._q_d, self._shape_gains)
         else:
             tau_c = self._motion_torque(t, q, qdot, swap_halves(mu_o) if mu_c is None else mu_c)
-        feedforward = (tau_hat_1 if tau_hat_1 is not None else tau_hat_2 if compensation != "none"
-                       else self._no_feedforward)
         tau = np.empty(model.n)
         saturated_sum(tau_c, feedforward, self._torque_limits, tau)
-        if self.motion is None:
+        if self._motion is None:
             self.task.integrate(self._shape_gains, tau, self._torque_limits)
-        return ControlOutput(tau, tau_c, feedforward, tau_hat_1, tau_hat_2, mu_o, model, q, qdot, mu_c, V1_hat,
-                             obs.g_hat)
+        return ControlOutput(tau, tau_c, feedforward, eq45.evaluated_tau_hat_1, eq45.tau_hat_2, mu_o, model, q, qdot,
+                             mu_c, V1_hat, obs.g_hat)
