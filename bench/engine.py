@@ -26,12 +26,11 @@ import pinocchio as pin
 
 from common import save
 from floating_base_control import FloatingBaseModel
-from floating_base_control.control.shape import tau_hat_1, tau_hat_2
+from floating_base_control.control.shape import CompensationTorques
 from floating_base_control.dynamics import curvature as curv
 from floating_base_control.dynamics import rel_matrices as rel
 from floating_base_control.dynamics.rel_fast import (connection_velocity, locked_inertia_factor, mu_mu_cc_forces,
                                                      rel_terms)
-from floating_base_control.robots.orbital.controller import _shape_row, _tau_hat_1     # the tick's own
 from floating_base_control.conventions import SWAP
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics
 from floating_base_control.resources import orbital_robot_urdf
@@ -86,25 +85,26 @@ def run():
         pin.crba(pm, pd, ws.q_pin)
         pin.computeCoriolisMatrix(pm, pd, ws.q_pin, ws.v_cc)
 
-    def terms_and_compensation(q, qdot, mu):
+    def terms_and_compensation(q, qdot, mu):           # eq. 45's tau_hat_1 and tau_hat_2 read off the terms
         t = rel_terms(model, ws, q, qdot, mu)
-        return tau_hat_1(t), tau_hat_2(t)
+        return t.shape_mu_mu + t.shape_mu_qdot, t.shape_mu_mu
 
     def terms_only(q, qdot, mu):
         return rel_terms(model, ws, q, qdot, mu)
+
+    eq45 = CompensationTorques(model, ws)              # as the tick evaluates them
 
     def tick_tau2(q, qdot, mu):
         mu = mu[SWAP]
         locked_inertia_factor(model, ws, q)
         connection_velocity(ws.A, qdot, ws.A_qdot)
-        return _shape_row(model, ws, mu_mu_cc_forces(model, ws, mu))
+        return eq45.at(mu, qdot, mu_mu_cc_forces(model, ws, mu)).tau_hat_2
 
     def tick_tau1(q, qdot, mu):
         mu = mu[SWAP]
         locked_inertia_factor(model, ws, q)
         connection_velocity(ws.A, qdot, ws.A_qdot)
-        c_mu = mu_mu_cc_forces(model, ws, mu)
-        return _tau_hat_1(model, ws, mu, qdot, ws.A_qdot, c_mu, _shape_row(model, ws, c_mu))
+        return eq45.at(mu, qdot, mu_mu_cc_forces(model, ws, mu)).tau_hat_1
 
     def matrices(q, qdot, mu):
         kin = shape_kinematics(model, ws, q, qdot)
