@@ -11,7 +11,9 @@ slower, with the same results.
   loop must not stop for the compiler at its first pose sample or first rejection.  Arrays are of any
   layout; those a kernel only reads are typed read-only (``R1``..``R3``), so read-only arrays are
   accepted too; those it writes are ``W1``..``W3`` (``RI1``, ``WI1``: integers); ``F`` is a float,
-  ``B`` a boolean, ``T3``, ``T9`` tuples of floats (a 3-vector, a row-major 3x3), values on the stack.  Kernels that a
+  ``B`` a boolean, ``T3``, ``T9`` tuples of floats (a 3-vector, a row-major 3x3), values on the stack;
+  :func:`records` types an array of records (a structured dtype: named fields, arrays among them), which
+  bundles what a kernel reads or updates together in one argument.  Kernels that a
   tick calls from Python return nothing or scalars: a returned array would be a new Python object at
   every call.
 * **Cached on disk** (numba's ``cache=True``: ``__pycache__`` beside the sources, or the user's cache
@@ -36,6 +38,14 @@ if COMPILED:
     T3, T9 = numba.types.UniTuple(numba.float64, 3), numba.types.UniTuple(numba.float64, 9)
 else:                                   # pragma: no cover
     F = B = R1 = R2 = R3 = W1 = W2 = W3 = RI1 = WI1 = T3 = T9 = None
+
+
+def records(dtype, readonly=False):
+    """The type of a 1-d array of records of the structured ``dtype`` (``None`` without numba).  Kernels read a
+    field as ``rows[i]["name"]`` (which numpy runs as written too)."""
+    if not COMPILED:                    # pragma: no cover
+        return None
+    return numba.types.Array(numba.from_dtype(dtype), 1, "A", readonly=readonly)
 
 
 def kernel(*arg_types):

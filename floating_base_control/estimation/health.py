@@ -20,14 +20,65 @@ drag the observer of [Mishra2023] somewhere it cannot come back from.  Three che
 * **Plausible state.**  A non-finite estimate, or a locked velocity beyond
   ``max_angular_rate`` / ``max_speed``, restarts the observer: it forgets the estimate and
   starts again from the next sample (counted), whatever state it was in.
+
+The gate decides from what it is given: the estimate's norms (:func:`state_verdict`), a sample's age and
+the size of its innovation (:func:`sample_verdict`).  The observer (``observer.py``) measures those and
+consumes an admitted sample; the verdicts are compiled, and its tick calls them.  :class:`EstimatorHealth`
+keeps the counts and the reasons, and decides on a re-initialization from the run of rejections; it never
+calls the observer (the controller does what the verdicts say).
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from floating_base_control.compiled import F, R1, kernel
 from floating_base_control.lie import rotation_angle, rotation_trace_between
-from floating_base_control.estimation.observer import NON_FINITE, TOO_FAST, innovation_size
 from floating_base_control.validation import InputError
+
+#: Verdicts.  On the estimate (:func:`state_verdict`): plausible, non-finite, too fast.  On a sample
+#: (:func:`sample_verdict`): admitted, older than the observer's history, above the innovation gate.
+#: ``NO_SAMPLE`` (= ``PLAUSIBLE``): nothing to say of a tick without a sample.
+PLAUSIBLE, NON_FINITE, TOO_FAST, ADMITTED, TOO_OLD, ABOVE_GATE = range(6)
+NO_SAMPLE = PLAUSIBLE
+IMPLAUSIBLE = (NON_FINITE, TOO_FAST)
+#: The order of :attr:`HealthConfig.limits`.
+MAX_ANGULAR_RATE, MAX_SPEED, THRESHOLD, LENGTH = range(4)
+
+
+@kernel(F, F, F)
+def innovation_size(theta, distance, length):
+    """The size of a pose sample's residual against the prediction: ``sqrt(theta^2 + (distance / length)^2)``
+    of its rotation angle ``theta`` and translation length ``distance``, ``length`` the robot's characteristic
+    length (``distance`` NaN: an attitude-only sample, whose rotation is all it says)."""
+    if not math.isfinite(distance):
+        return theta if math.isfinite(theta) else math.inf
+    return math.hypot(theta, distance / length)
+
+
+@kernel(F, F, F, R1)
+def state_verdict(total, omega2, v2, limits):
+    """:data:`NON_FINITE` if ``total`` (the sum of every entry of the estimate) or the squared norms
+    ``omega2``, ``v2`` of its locked velocity are not (their sum is not finite), :data:`TOO_FAST` if one of
+    those exceeds its bound squared, else :data:`PLAUSIBLE`."""
+    if not math.isfinite(total + omega2 + v2):
+        return NON_FINITE
+    max_angular_rate, max_speed = limits[MAX_ANGULAR_RATE], limits[MAX_SPEED]
+    if omega2 > max_angular_rate * max_angular_rate or v2 > max_speed * max_speed:
+        return TOO_FAST
+    return PLAUSIBLE
+
+
+@kernel(F, F, F, R1)
+def sample_verdict(age, history_s, size, limits):
+    """:data:`TOO_OLD` if the sample is older than the observer's history ``history_s`` (it cannot be carried
+    forward), :data:`ABOVE_GATE` if the ``size`` of its innovation exceeds the threshold, else
+    :data:`ADMITTED`."""
+    if age > history_s:
+        return TOO_OLD
+    if size > limits[THRESHOLD]:
+        return ABOVE_GATE
+    return ADMITTED
 
 
 def pose_innovation(g_pred, g_meas, length):
@@ -39,9 +90,10 @@ def pose_innovation(g_pred, g_meas, length):
     return innovation_size(theta, float(np.linalg.norm(g_meas[:3, 3] - g_pred[:3, 3])), length)
 
 
-@dataclass
+@dataclass(frozen=True)
 class HealthConfig:
-    """Thresholds of :class:`EstimatorHealth` (see the module docstring)."""
+    """Thresholds of :class:`EstimatorHealth` (see the module docstring).  Immutable: ``limits`` is derived
+    once; to change them, set a new ``HealthConfig`` (as the ROS node does)."""
 
     threshold: float = 0.5            #: largest accepted innovation (rad, or m / length)
     length: float = 1.0               #: characteristic length of the robot (m)
@@ -56,10 +108,14 @@ class HealthConfig:
                 raise InputError(f"health {name} must be finite and > 0, got {value}")
         if int(self.reinit_after) < 1:
             raise InputError(f"health reinit_after must be >= 1, got {self.reinit_after}")
+        limits = np.array([self.max_angular_rate, self.max_speed, self.threshold, self.length], dtype=float)
+        limits.setflags(write=False)
+        object.__setattr__(self, "limits", limits)          #: what the verdicts read (MAX_ANGULAR_RATE, ...)
 
 
 class EstimatorHealth:
-    """The innovation gate and the plausibility check of a :class:`~.observer.MomentumObserver`.
+    """The counts of the health checks of a :class:`~.observer.MomentumObserver`'s estimate, and the rule that
+    re-initializes its pose after a run of consistent rejections.
 
     Counters: ``rejected`` samples, ``reinitializations`` after a run of rejections,
     ``restarts`` after an implausible state; ``last_rejection`` and ``last_restart`` say why.
@@ -71,72 +127,30 @@ class EstimatorHealth:
         self.last_rejection = self.last_restart = None
         self._run = []                  # the current run of consistent rejected samples (raw poses)
 
-    def admit(self, observer, g_meas, t_meas, t_now):
-        """Whether the sample may be used (``None``) or why not; re-initializes the observer's
-        pose estimate after a run of consistent rejections (the sample is then used for that)."""
-        reason = self._rejection(observer, g_meas, t_meas, t_now)
-        if reason is None:
-            self._run.clear()
-            return None
-        self.rejected += 1
-        self.last_rejection = reason
-        if reason.startswith("innovation"):
-            self._extend_run(g_meas)
-            if len(self._run) >= self.config.reinit_after:
-                self._reinitialize(observer, observer.carry_forward(g_meas, t_meas), t_now)
-        return reason
-
-    def screened_error(self, observer, sample, t_now):
-        """The common tick in one compiled call (``MomentumObserver.screened_error``): the state plausible,
-        the sample ``(t_taken, g_meas)`` (or ``None``) admitted and folded in, the observer's error returned;
-        ``None`` if anything is unusual, with nothing changed, for :meth:`check_state`, :meth:`admit` and
-        ``add_pose`` to take with their counts and reasons."""
+    def restarted(self, verdict):
+        """The estimate got the :func:`state_verdict` ``verdict`` (not plausible): the observer restarts."""
+        self.restarts += 1
         c = self.config
-        error = observer.screened_error(sample, t_now, c.max_angular_rate, c.max_speed, c.threshold, c.length)
-        if error is not None and sample is not None:
+        self.last_restart = ("non-finite estimate" if verdict == NON_FINITE else
+                             f"locked velocity estimate beyond {c.max_angular_rate:g} rad/s or {c.max_speed:g} m/s")
+
+    def judged(self, verdict, g_meas, history_s):
+        """Count a sample ``g_meas`` (4x4, as taken) that got the :func:`sample_verdict` ``verdict`` from an
+        observer whose history is ``history_s`` long.  Whether it ends a run of ``reinit_after`` rejected
+        samples that agree with each other: the robot really is elsewhere, re-initialize the pose on it."""
+        if verdict == ADMITTED:
             self._run.clear()
-        return error
-
-    def _rejection(self, observer, g_meas, t_meas, t_now):
-        if t_now - t_meas > observer.history_s:
-            return f"pose sample older than the observer's history ({observer.history_s:g} s)"
-        if not observer.initialized:
-            return None
-        innovation = innovation_size(*observer.innovation(g_meas, t_meas), self.config.length)
-        if innovation > self.config.threshold:
-            return f"innovation above the gate ({self.config.threshold:g})"
-        return None
-
-    def _extend_run(self, g_meas):
+            return False
+        self.rejected += 1
+        if verdict == TOO_OLD:
+            self.last_rejection = f"pose sample older than the observer's history ({history_s:g} s)"
+            return False
+        self.last_rejection = f"innovation above the gate ({self.config.threshold:g})"
         if self._run and pose_innovation(self._run[-1], g_meas, self.config.length) > self.config.threshold:
             self._run.clear()           # the rejected samples disagree: outliers, not a jump
         self._run.append(g_meas)
-
-    def _reinitialize(self, observer, g, t_now):
+        if len(self._run) < self.config.reinit_after:
+            return False
         self._run.clear()
         self.reinitializations += 1
-        observer.g_pred = g
-        observer.initialize(g, observer.mu_hat, t_now)
-        observer.resync(t_now)
-
-    def check_state(self, observer):
-        """Restart the observer if its state is non-finite or implausible; whether it did."""
-        reason = self.implausible(observer)
-        if reason is None:
-            return False
-        observer.reset()
-        self.restarts += 1
-        self.last_restart = reason
         return True
-
-    def implausible(self, observer):
-        """Why the observer's state cannot be right (``None`` if it may be)."""
-        if not observer.initialized:
-            return None
-        code = observer.implausibility(self.config.max_angular_rate, self.config.max_speed)
-        if code == NON_FINITE:
-            return "non-finite estimate"
-        if code == TOO_FAST:
-            return (f"locked velocity estimate beyond {self.config.max_angular_rate:g} rad/s or "
-                    f"{self.config.max_speed:g} m/s")
-        return None

@@ -6,7 +6,8 @@ from helpers import assert_close
 from floating_base_control import InputError
 from floating_base_control.robots.orbital.controller import OrbitalController
 from floating_base_control.control.shape import ShapeGains
-from floating_base_control.estimation.observer import MomentumObserver, ObserverGains, PredictionHistory
+from floating_base_control.estimation.observer import MomentumObserver, ObserverGains
+from floating_base_control.estimation.prediction import PredictionHistory
 from floating_base_control.lie import exp, inv, log
 from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.experiments.orbital.scenario import OrbitalScenario
@@ -193,7 +194,7 @@ def test_prediction_history_keeps_its_rows_in_order_when_they_move_or_grow():
         D[0, 3] = k
         history.record(float(k), 1.0, np.full(6, float(k)), D, k - window)
         kept = [j for j in kept if j >= k - window] + [k]
-        rows = slice(history.head, history.tail)
-        assert history.start[rows].tolist() == kept
-        assert history.V1[rows, 0].tolist() == kept and history.D[rows, 0, 3].tolist() == kept
-    assert len(history.start) > 8                        # it grew (and moved its rows before and after)
+        rows = history.live
+        assert rows["start"].tolist() == kept and len(history) == len(kept)
+        assert rows["V1"][:, 0].tolist() == kept and rows["D"][:, 0, 3].tolist() == kept
+    assert len(history.rows) > 8                         # it grew (and moved its rows before and after)

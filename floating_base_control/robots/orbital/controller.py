@@ -2,7 +2,7 @@
 
 One :meth:`OrbitalController.step` per control tick: advance the observer
 (eqs. 37-42), restart it if its state is implausible, fold in the new base pose
-samples its innovation gate admits (``estimation/health.py``), evaluate the REL terms once at
+samples the innovation gate admits (``estimation/health.py``), evaluate the REL terms once at
 ``(q, qdot, mu_hat_o)``, and return ``tau = tau_c + tau_hat_i`` (eqs. 45, 52)
 within the torque limits.  The same REL terms feed the observer's rates for
 the next tick.  The ROS 2 node and the ROS-free scenario runner both call this.
@@ -23,6 +23,7 @@ from floating_base_control.dynamics.rel_fast import (connection_velocity, locked
 from floating_base_control.dynamics.rel_matrices import spatial_momentum
 from floating_base_control.estimation.health import EstimatorHealth
 from floating_base_control.estimation.observer import MomentumObserver, ObserverGains
+from floating_base_control.estimation.pose_samples import observe
 from floating_base_control.conventions import swap_halves
 from floating_base_control import validation as check
 from floating_base_control.validation import InputError
@@ -193,7 +194,7 @@ class OrbitalController:
     def hold(self, t, pose_samples=()):
         """A tick at ``t`` without usable joint states: keep the pose samples, do not
         integrate the observer across the gap."""
-        self._take_samples(t, pose_samples)
+        self._observe(t, pose_samples)
         self.observer.resync(t)
 
     def _motion_torque(self, t, q, qdot, mu):
@@ -202,25 +203,9 @@ class OrbitalController:
         return self._motion.torque(t, q, qdot, terms, mu, self._law,
                                    self.observer.g_hat if self.observer.initialized else None)
 
-    def _take_samples(self, t, pose_samples):
-        """Restart an implausible estimate (it starts over from the next sample), then fold in
-        the samples the innovation gate admits."""
-        self.health.check_state(self.observer)
-        for t_taken, g in pose_samples:
-            if self.health.admit(self.observer, g, t_taken, t) is None:
-                self.observer.add_pose(g, t_taken, t)
-
     def _observe(self, t, pose_samples):
-        """The observer's :class:`~..estimation.observer.Error` at ``t`` after the new samples (``None`` before
-        it starts).  The common tick (at most one sample, nothing unusual) is one compiled call whose Python
-        path is the same with or without a sample; the rest goes through :meth:`_take_samples`."""
-        obs = self.observer
-        if obs.initialized and len(pose_samples) < 2:
-            error = self.health.screened_error(obs, pose_samples[0] if pose_samples else None, t)
-            if error is not None:
-                return error
-        self._take_samples(t, pose_samples)
-        return obs.error() if obs.initialized else None
+        """The observer's error at ``t`` after the tick's pose samples (``estimation/pose_samples.py``)."""
+        return observe(self.observer, self.health, t, pose_samples)
 
     def step(self, t, q, qdot, pose_samples=(), mu_true=None):
         """One control tick at time ``t`` with measured ``q``, ``qdot`` and new pose samples
