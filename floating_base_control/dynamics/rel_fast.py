@@ -123,12 +123,19 @@ def qdot_cc_forces(model, ws, mu, qdot, A_qdot):
     return cc_forces(model, ws, ws.v_cc), cc_forces(model, ws, ws.v_cc_sum)
 
 
+@kernel(R1, R1, R1, W1)
+def polarization(c_sum, c_mu, c_q, out):
+    """The ``(mu, qdot)`` cross terms of the CC forces, ``c(V_mu + V_q) - (c(V_mu) + c(V_q))``, into ``out``
+    (which may be ``c_sum``): ``c`` is quadratic in the velocity (module doc)."""
+    for i in range(len(out)):
+        out[i] = c_sum[i] - (c_mu[i] + c_q[i])
+
+
 def mu_qdot_cc_forces(model, ws, mu, qdot, A_qdot, c_mu):
     """``(c(V_q), cross)``: the ``(qdot, qdot)`` CC forces at ``V_q = [-A_l qdot; qdot]`` and the
-    ``(mu, qdot)`` cross terms ``c(V_mu + V_q) - c(V_mu) - c(V_q)`` (polarization, see the module
-    doc); ``c_mu = c(V_mu)``."""
+    ``(mu, qdot)`` cross terms (:func:`polarization`); ``c_mu = c(V_mu)``."""
     c_q, cross = qdot_cc_forces(model, ws, mu, qdot, A_qdot)
-    cross -= c_mu + c_q
+    polarization(cross, c_mu, c_q, cross)
     return c_q, cross
 
 
@@ -165,9 +172,8 @@ def _paper_order_terms(M, A, A_qdot, mu, c_mu, c_sum, c_q):
     """The fields of :class:`RELTerms` (new arrays, the paper's order) from the kernel's Pinocchio-ordered
     CRBA ``M``, ``A_l``, ``A_l qdot`` and CC forces ``c(V_mu)``, ``c(V_mu + V_q)`` and ``c(V_q)``."""
     n = A.shape[1]
-    cross = np.empty(6 + n)                     # c(V_mu + V_q) - c(V_mu) - c(V_q): polarization
-    for i in range(6 + n):
-        cross[i] = c_sum[i] - (c_mu[i] + c_q[i])
+    cross = np.empty(6 + n)
+    polarization(c_sum, c_mu, c_q, cross)
     M_b, A_l, Lambda_q = np.empty((6, 6)), np.empty((6, n)), np.empty((n, n))
     A_qdot_o, base_mu_mu, base_mu_qdot = np.empty(6), np.empty(6), np.empty(6)
     for i in range(6):
