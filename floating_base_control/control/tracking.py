@@ -41,7 +41,8 @@ class CCWorkspace:
 
 
 def _shape_row(c, A_l):
-    """Shape row ``c_q - A_l^T c_b`` of Pinocchio's joint-space forces ``c``."""
+    """Shape row ``c_q - A_l^T c_b`` of Pinocchio's joint-space forces ``c``.  (``rel_fast.shape_row`` sums in
+    another order: its last bits differ, and the trajectory task's recorded results are these.)"""
     return c[6:] - A_l.T @ swap_halves(c)
 
 
