@@ -148,7 +148,8 @@ class MomentumObserver:
     def __init__(self, gains=None, history_s=2.0):
         self._state, self._scratch = np.zeros(1, OBSERVER), np.zeros(1, SCRATCH)
         s, x = self._state, self._scratch
-        self._g_hat, self._g_pred, self._odometry, self._mu_hat = s["g_hat"][0], s["g_pred"][0], s["D"][0], s["mu_hat"][0]
+        self._g_hat, self._g_pred, self._odometry, self._mu_hat = (s[name][0] for name in ("g_hat", "g_pred", "D",
+                                                                                          "mu_hat"))
         for g in (self._g_hat, self._g_pred, self._odometry, x["eta"][0], x["carried"][0]):
             g[:] = np.eye(4)
         self._error_buffers, self._carried = (x["eta"][0], x["eps"][0], x["H_T_L_eps"][0]), x["carried"][0]
