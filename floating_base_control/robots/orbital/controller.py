@@ -224,7 +224,7 @@ class OrbitalController:
             del error
         else:
             V1_hat = -A_qdot
-        mu_c, mu = None, mu_o           # the compensation's mu: the observer's, or the true one ([omega; v])
+        mu_c, mu = None, mu_o           # the compensation's mu (the kernels' order): the observer's, or mu_c's
         if law.true_mu:
             if mu_true is None:
                 raise InputError(f"compensation {law.name!r} needs mu_true (the true locked velocity) at every step")
