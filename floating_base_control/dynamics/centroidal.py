@@ -22,13 +22,14 @@ from floating_base_control.lie import Ad, Ad_inv, skew
 
 def center_of_mass(kin):
     """Total CoM ``c(q)`` in base coordinates (see :func:`com_from_locked_inertia`)."""
-    return com_from_locked_inertia(kin.M_b)
+    return np.array(com_from_locked_inertia(kin.M_b))
 
 
 def com_from_locked_inertia(M_b):
-    """CoM in base coordinates, read off the locked inertia ``M_b = [[I_O, m c_x], [-m c_x, m 1]]``
-    ([Mishra2023] eq. 7; base twists ``[omega; v]``)."""
-    return np.array([M_b[2, 4], M_b[0, 5], M_b[1, 3]]) / M_b[3, 3]
+    """CoM in base coordinates (three floats), read off the locked inertia ``M_b = [[I_O, m c_x], [-m c_x, m 1]]``
+    ([Mishra2023] eq. 7; base twists ``[omega; v]``) given by its rows: an array, or lists of floats."""
+    m = M_b[3][3]
+    return M_b[2][4] / m, M_b[0][5] / m, M_b[1][3] / m
 
 
 def inertia_at_com(kin):

@@ -34,8 +34,7 @@ import numpy as np
 import pinocchio as pin
 
 from floating_base_control import validation as check
-from floating_base_control.conventions import (generalized_from_pinocchio, pinocchio_velocity, swap_halves,
-                                               swap_rows_and_columns)
+from floating_base_control.conventions import generalized_from_pinocchio, list_reordering, pinocchio_velocity
 from floating_base_control.dynamics.centroidal import com_from_locked_inertia
 from floating_base_control.dynamics.rel_fast import locked_inertia_factor
 from floating_base_control.kinematics import inertia_blocks
@@ -398,6 +397,7 @@ class HopperController:
         self.base_torque_limit = base_torque_limit
         self.foot_id = model.pin_model.getFrameId(foot_frame)
         self.ws = model.create_data()        # the step's workspace: CRBA, M_b's factor, A (rel_fast's kernel)
+        self._reorder = list_reordering(model.n), list_reordering()      # its results as lists of floats
         self._weight = tuple((model.mass * model.gravity).tolist())      # m g, world
         self.control_period = float(control_period)
         self.contact = ContactDetector(gains, hold=self.control_period)
@@ -442,7 +442,7 @@ class HopperController:
         J = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)
         p_f = pd.oMf[self.foot_id].translation.copy()
         m = self.model.mass
-        return _Geometry(generalized_from_pinocchio(M), A, com_from_locked_inertia(M_b), M_bq[3:] / m, p_f,
+        return _Geometry(generalized_from_pinocchio(M), A, np.array(com_from_locked_inertia(M_b)), M_bq[3:] / m, p_f,
                          J[:3, 6:].copy())
 
     def energy(self, geo, g1, V1, qdot):
@@ -468,11 +468,13 @@ class HopperController:
         locked_inertia_factor(model, ws, q)
         J_f = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)[:3, 6:].T.tolist()
         p_f = pd.oMf[self.foot_id].translation.tolist()
-        A = swap_halves(ws.A).T.tolist()
-        c = com_from_locked_inertia(swap_rows_and_columns(ws.M_b)).tolist()
+        reorder, reorder_twist = self._reorder
+        A = list(map(reorder_twist, ws.A.T.tolist()))           # the connection's columns [A_omega; A_v]
+        M = list(map(reorder, reorder_twist(ws.M.tolist())))    # CRBA's base rows: [M_b, M_bq]
+        c = com_from_locked_inertia(M)
         m = model.mass
-        J_d = [(jf[0] - mc[3] / m, jf[1] - mc[4] / m, jf[2] - mc[5] / m)       # M_bq's linear rows: m J_c
-               for jf, mc in zip(J_f, swap_halves(ws.M_bq).T.tolist())]
+        J_d = [(jf[0] - M[3][j] / m, jf[1] - M[4][j] / m, jf[2] - M[5][j] / m)   # M_bq's linear rows: m J_c
+               for j, jf in enumerate(J_f, 6)]
         R, p = G[:3], (G[0][3], G[1][3], G[2][3])         # rows of g1: R is their first three columns
         stance = self.contact.update(float(meas.t), float(meas.foot_force), foot_height(R, p, p_f),
                                      foot_height_rate(R, V, p_f, _combine(J_f, qd)))
