@@ -92,19 +92,17 @@ def run():
     def terms_only(q, qdot, mu):
         return rel_terms(model, ws, q, qdot, mu)
 
-    eq45 = CompensationTorques(model, ws)              # as the tick evaluates them
-
     def tick_tau2(q, qdot, mu):
         mu = mu[SWAP]
         locked_inertia_factor(model, ws, q)
         connection_velocity(ws.A, qdot, ws.A_qdot)
-        return eq45.at(mu, qdot, mu_mu_cc_forces(model, ws, mu)).tau_hat_2
+        return CompensationTorques(model, ws, mu, qdot, mu_mu_cc_forces(model, ws, mu)).tau_hat_2
 
     def tick_tau1(q, qdot, mu):
         mu = mu[SWAP]
         locked_inertia_factor(model, ws, q)
         connection_velocity(ws.A, qdot, ws.A_qdot)
-        return eq45.at(mu, qdot, mu_mu_cc_forces(model, ws, mu)).tau_hat_1
+        return CompensationTorques(model, ws, mu, qdot, mu_mu_cc_forces(model, ws, mu)).tau_hat_1
 
     def matrices(q, qdot, mu):
         kin = shape_kinematics(model, ws, q, qdot)

@@ -65,35 +65,34 @@ def task_torque(q, qdot, q_d, gains, out=None, scratch=None):
 
 class CompensationTorques:
     """The torques of eq. 45 at one tick's state, on the tick's workspace ``ws`` (``rel_fast``'s kernel,
-    factored at the tick's shape): :attr:`tau_hat_2` is evaluated by :meth:`at`, :attr:`tau_hat_1` when a
-    law first reads it.  A controller keeps one and moves it to each tick (it allocates only the torques)."""
+    factored at the tick's shape; ``ws.A_qdot`` is ``A_l qdot``), for the locked velocity ``mu`` (the kernels'
+    order), ``qdot`` and the ``(mu, mu)`` CC forces ``c_mu = c(V_mu)`` (``rel_fast.mu_mu_cc_forces``):
+    :attr:`tau_hat_2` is evaluated at once, :attr:`tau_hat_1` when a law first reads it (within the tick)."""
 
-    def __init__(self, model, ws):
-        self.model, self.ws = model, ws
-        self.zeros = np.zeros(model.n)            #: no feed-forward (read-only)
-        self.zeros.flags.writeable = False
-        self.tau_hat_2 = self.evaluated_tau_hat_1 = self._mu = self._qdot = self._c_mu = None
+    __slots__ = ("_model", "_ws", "_mu", "_qdot", "_c_mu", "tau_hat_2", "evaluated_tau_hat_1")
 
-    def at(self, mu, qdot, c_mu):
-        """Move to the tick with locked velocity ``mu`` (the kernel's order), ``qdot`` and the ``(mu, mu)``
-        CC forces ``c_mu = c(V_mu)`` (``rel_fast.mu_mu_cc_forces``; ``ws.A_qdot`` is ``A_l qdot``)."""
-        self._mu, self._qdot, self._c_mu = mu, qdot, c_mu
-        self.tau_hat_2 = np.empty(self.model.n)             # eq. 45, i = 2
-        shape_row(c_mu, self.ws.A, self.tau_hat_2)
+    def __init__(self, model, ws, mu, qdot, c_mu):
+        self._model, self._ws, self._mu, self._qdot, self._c_mu = model, ws, mu, qdot, c_mu
+        self.tau_hat_2 = np.empty(model.n)                  # eq. 45, i = 2
+        shape_row(c_mu, ws.A, self.tau_hat_2)
         self.evaluated_tau_hat_1 = None
-        return self
 
     @property
     def tau_hat_1(self):
         """Eq. 45, ``i = 1``: ``tau_hat_2`` plus ``B~(mu) qdot``, the shape row of the ``(mu, qdot)`` cross
-        terms of the CC forces (evaluated once per tick)."""
+        terms of the CC forces (evaluated once)."""
         if self.evaluated_tau_hat_1 is None:
-            model, ws = self.model, self.ws
+            model, ws = self._model, self._ws
             cross = mu_qdot_cc_forces(model, ws, self._mu, self._qdot, ws.A_qdot, self._c_mu)[1]
             B_qdot = np.empty(model.n)
             shape_row(cross, ws.A, B_qdot)
             self.evaluated_tau_hat_1 = self.tau_hat_2 + B_qdot
         return self.evaluated_tau_hat_1
+
+    @property
+    def zeros(self):
+        """No feed-forward."""
+        return np.zeros(self._model.n)
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def test_the_ticks_compensation_is_eq_45_from_the_papers_link_frame_sums(model, 
     locked_inertia_factor(model, ws, q)
     connection_velocity(ws.A, qdot, ws.A_qdot)
     mu_pin = swap_halves(mu)
-    eq45 = CompensationTorques(model, ws).at(mu_pin, qdot, mu_mu_cc_forces(model, ws, mu_pin))
+    eq45 = CompensationTorques(model, ws, mu_pin, qdot, mu_mu_cc_forces(model, ws, mu_pin))
     L = ref.LinkFrames(model, q, qdot)
     assert_close(eq45.tau_hat_2, ref.tau_hat_2(L, mu), 1e-12, "tau_hat_2")
     assert_close(eq45.tau_hat_1, ref.tau_hat_1(L, mu, qdot), 1e-12, "tau_hat_1")

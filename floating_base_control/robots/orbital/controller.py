@@ -78,7 +78,7 @@ class ControlOutput:
             locked_inertia_factor(model, ws, self._q)
             c_mu = mu_mu_cc_forces(model, ws, mu)
             connection_velocity(ws.A, qdot, ws.A_qdot)
-            self._tau_hat_1 = CompensationTorques(model, ws).at(mu, qdot, c_mu).tau_hat_1
+            self._tau_hat_1 = CompensationTorques(model, ws, mu, qdot, c_mu).tau_hat_1
         return self._tau_hat_1
 
     @property
@@ -134,7 +134,6 @@ class OrbitalController:
         self.torque_limits = model.effort_limits if torque_limits is None else torque_limits
         self.motion = motion
         self._motion_ws = model.create_data()      # the motion task's REL terms (not the tick's workspace)
-        self._eq45 = CompensationTorques(model, self.ws)
 
     # Checked when set (the ROS node replaces them between ticks): sizes must match the model.
     @property
@@ -231,7 +230,7 @@ class OrbitalController:
             mu_c = check.vector("mu_true", mu_true, 6)
             mu = swap_halves(mu_c)
             c_mu = mu_mu_cc_forces(model, ws, mu)
-        eq45 = self._eq45.at(mu, qdot, c_mu)
+        eq45 = CompensationTorques(model, ws, mu, qdot, c_mu)
         feedforward = law.torque(eq45)
         del c_mu
         if self._motion is None:
