@@ -134,18 +134,21 @@ class EstimatorHealth:
         self.last_restart = ("non-finite estimate" if verdict == NON_FINITE else
                              f"locked velocity estimate beyond {c.max_angular_rate:g} rad/s or {c.max_speed:g} m/s")
 
-    def judged(self, verdict, g_meas, history_s):
-        """Count a sample ``g_meas`` (4x4, as taken) that got the :func:`sample_verdict` ``verdict`` from an
-        observer whose history is ``history_s`` long.  Whether it ends a run of ``reinit_after`` rejected
-        samples that agree with each other: the robot really is elsewhere, re-initialize the pose on it."""
+    def judged(self, verdict, sample, history_s):
+        """Count the verdict on a ``sample`` ``(t_taken, g_meas)`` of an observer whose history is ``history_s``
+        long (:func:`sample_verdict`'s, or ``NO_SAMPLE`` or one on the estimate: nothing to count).  Whether it
+        ends a run of ``reinit_after`` rejected samples that agree with each other: the robot really is
+        elsewhere, re-initialize the pose on it."""
         if verdict == ADMITTED:
             self._run.clear()
+        if verdict != TOO_OLD and verdict != ABOVE_GATE:
             return False
         self.rejected += 1
         if verdict == TOO_OLD:
             self.last_rejection = f"pose sample older than the observer's history ({history_s:g} s)"
             return False
         self.last_rejection = f"innovation above the gate ({self.config.threshold:g})"
+        g_meas = sample[1]
         if self._run and pose_innovation(self._run[-1], g_meas, self.config.length) > self.config.threshold:
             self._run.clear()           # the rejected samples disagree: outliers, not a jump
         self._run.append(g_meas)

@@ -127,8 +127,8 @@ def advance_estimate(dt, state, V1_hat):
     observer_advance(dt, s["rates"], V1_hat, s["g_hat"], s["g_pred"], s["D"], s["mu_hat"])
 
 
-_NO_SAMPLE = np.eye(4)
-_NO_SAMPLE.flags.writeable = False
+_NO_SAMPLE = (0.0, np.eye(4))           # what a tick without a sample carries forward, and discards
+_NO_SAMPLE[1].flags.writeable = False
 
 
 def _pose(g):
@@ -263,8 +263,8 @@ class MomentumObserver:
         (or ``None``) and the health gate's ``limits`` (``HealthConfig.limits``); ``error``: the
         :class:`~.observer_equations.Error` after it (``None`` if the estimate was not plausible).  The
         observer must be initialized."""
-        t_meas, g_meas = (0.0, _NO_SAMPLE) if sample is None else (sample[0], _pose(sample[1]))
-        h, mu_hat_o = self._intervals, np.empty(6)       # a new array: the tick's output keeps it
+        t_meas, g_meas = sample or _NO_SAMPLE
+        h, mu_hat_o, g_meas = self._intervals, np.empty(6), _pose(g_meas)    # mu_hat_o: the tick's output keeps it
         verdict = take_pose_sample(h.rows, h.span, self._state, self._scratch, g_meas, t_meas, t_now,
                                    sample is not None, check_state, limits, mu_hat_o)
         return verdict, (None if verdict in IMPLAUSIBLE else Error(*self._error_buffers, mu_hat_o))
