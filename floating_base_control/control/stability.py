@@ -67,7 +67,7 @@ from scipy.linalg import eigh
 from floating_base_control.control.end_effector import (damping_matrix, frame_kinematics, generalized_jacobian,
                                                        world_inertia)
 from floating_base_control.dynamics.rel_fast import locked_inertia_factor
-from floating_base_control.lie import SWAP
+from floating_base_control.conventions import swap_halves
 from floating_base_control.validation import InputError
 
 #: Spectral radius above which the loop counts as unstable (a neutral mode, e.g. zero stiffness, sits at 1).
@@ -226,7 +226,7 @@ def cartesian_joint_gains(model, ws, fid, q, gains, R_e=None):
     q = np.asarray(q, dtype=float)
     locked_inertia_factor(model, ws.inertia, q)
     g_1e, J_e = frame_kinematics(ws, fid, q)
-    J, _ = generalized_jacobian(g_1e, J_e, ws.inertia.A[SWAP])
+    J, _ = generalized_jacobian(g_1e, J_e, swap_halves(ws.inertia.A))
     Lambda_q = model.reduced_shape_inertia(q)
     R = g_1e[:3, :3] if R_e is None else R_e
     B = np.zeros((6, 6))
@@ -246,7 +246,7 @@ def task_inertia(model, ws, fid, q):
     drives (control/end_effector.py)."""
     locked_inertia_factor(model, ws.inertia, q)
     g_1e, J_e = frame_kinematics(ws, fid, np.asarray(q, dtype=float))
-    J, _ = generalized_jacobian(g_1e, J_e, ws.inertia.A[SWAP])
+    J, _ = generalized_jacobian(g_1e, J_e, swap_halves(ws.inertia.A))
     return np.linalg.inv(J @ np.linalg.solve(model.reduced_shape_inertia(q), J.T))
 
 

@@ -11,7 +11,8 @@ from floating_base_control.control.trajectory import (JointTrajectory, Reference
                                                       derivative, polynomial_extremes)
 from floating_base_control.conventions import to_pinocchio
 from floating_base_control.dynamics.centroidal import center_of_mass
-from floating_base_control.lie import SWAP, Ad, Ad_inv, exp
+from floating_base_control.conventions import SWAP
+from floating_base_control.lie import Ad, Ad_inv, exp
 from floating_base_control.experiments.orbital.scenario import OrbitalScenario
 from floating_base_control.validation import InputError
 

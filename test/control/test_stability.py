@@ -191,7 +191,8 @@ def test_the_cartesian_linearization_is_the_impedance_torque_of_a_small_displace
     from floating_base_control.control.end_effector import (frame_kinematics, generalized_jacobian, impedance_torque,
                                                            pose_error)
     from floating_base_control.dynamics.rel_fast import locked_inertia_factor
-    from floating_base_control.lie import SWAP, exp
+    from floating_base_control.conventions import SWAP
+    from floating_base_control.lie import exp
     ws, fid = ee_frame
     q0 = np.array(OrbitalScenario().q0)
     gains = CartesianGains(DEFAULT_STIFFNESS, np.ones(6), np.full(7, 5.0), np.full(7, 1.0), DEFAULT_DAMPING_RATIO)

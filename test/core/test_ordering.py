@@ -17,6 +17,7 @@ PINOCCHIO_ORDER = {
     "estimation/prediction.py": "the prediction's history of twists",
     "estimation/observer.py": "the observer's state, which its kernels update in place",
     "robots/orbital/controller.py": "the tick, which passes the kernels' vectors on",
+    "planning/holonomy.py": "the holonomy's compiled kernels on Pinocchio's CRBA and connection",
 }
 #: Modules that name an order like Pinocchio's for another reason.
 OTHER_ORDERS = {
