@@ -12,7 +12,8 @@ import pinocchio as pin
 
 from common import save
 from engine import median_us
-from floating_base_control.robots.hopper.controller import ContactDetector, HopperController
+from floating_base_control.robots.hopper.contact import ContactDetector
+from floating_base_control.robots.hopper.controller import HopperController
 from floating_base_control.robots.hopper.model import HopperMeasurements
 from floating_base_control.robots.hopper.model import hopper_model, planar_pose, planar_twist
 from floating_base_control.experiments.hopper import scenario as hopper_experiments

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from floating_base_control.robots.hopper.controller import HopperController, HopperGains
+from floating_base_control.robots.hopper.coordinates import polar_angle
+from floating_base_control.robots.hopper.laws import radial_spring_energy
 from floating_base_control.validation import InputError
 from floating_base_control.resources import hopper_urdf
 from floating_base_control.robots.hopper.model import hopper_model, planar_pose, planar_twist
@@ -251,8 +253,7 @@ class _Events:
             self.log.touchdowns.append((t, alpha_cf, self.td_speed, plant.energies()[0]))
             self.impact_until = t + IMPACT_MAX_DURATION
         elif self.touching and not touching:
-            spring = 0.5 * self.gains.K_r * (cmd.r_cf - self.gains.r_des) ** 2
-            self.log.liftoffs.append((t, alpha_cf, spring))
+            self.log.liftoffs.append((t, alpha_cf, radial_spring_energy(cmd.r_cf, self.gains.r_des, self.gains.K_r)))
         if self.impact_until > t and np.linalg.norm(plant.foot_velocity()) < IMPACT_END_FRACTION * self.td_speed:
             self.impact_until = -1.0
         if self.prev_vz is not None and self.prev_vz > 0.0 >= com_vel[2] and not touching:
@@ -262,8 +263,8 @@ class _Events:
 
 
 def _alpha_cf(com, foot):
-    """Ground-truth ``alpha_i,cf`` of the world CoM and foot positions, rad."""
-    return math.atan2(foot[0] - com[0], com[2] - foot[2])
+    """Ground-truth ``alpha_i,cf`` ([Feurstein2021] eq. 4.22) of the world CoM and foot positions, rad."""
+    return polar_angle((foot[0] - com[0], foot[1] - com[1], foot[2] - com[2]))[0]
 
 
 def _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0):
