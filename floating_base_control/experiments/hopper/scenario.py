@@ -29,7 +29,7 @@ from floating_base_control.robots.hopper.coordinates import polar_angle
 from floating_base_control.robots.hopper.laws import radial_spring_energy
 from floating_base_control.validation import InputError
 from floating_base_control.resources import hopper_urdf
-from floating_base_control.robots.hopper.model import hopper_model, planar_pose, planar_twist
+from floating_base_control.robots.hopper.model import PLANE_NORMAL, hopper_model, planar_pose, planar_twist
 from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K, HopperPlant
 from floating_base_control.sim.loop import CommandDelay, loop_delay_steps
 
@@ -244,9 +244,10 @@ class _Events:
         self.touching, self.impact_until, self.td_speed, self.prev_vz = False, -1.0, 0.0, None
 
     def observe(self, plant, cmd):
-        """``(com, com_vel, L, alpha_cf, in_impact)`` at the current state; records the events."""
-        com, com_vel, L = plant.com_and_momentum()
-        alpha_cf = _alpha_cf(com, plant.foot_position())
+        """``(com, com_vel, L, alpha_cf, in_impact)`` at the current state (MuJoCo's rows: read them
+        before the next step); records the events."""
+        com, com_vel, L = plant.com_and_momentum(copy=False)
+        alpha_cf = _alpha_cf(com, plant.foot_position(copy=False))
         t, touching = plant.time, plant.touching()
         if touching and not self.touching:
             self.td_speed = float(np.linalg.norm(plant.foot_velocity()))
@@ -273,7 +274,7 @@ def _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0):
     force = plant.floor_force()
     log.append(t=plant.time, com_x=com[0], com_y=com[1], com_z=com[2], com_vx=com_vel[0],
                com_vz=com_vel[2], base_x=g1[0, 3], base_z=g1[2, 3], q=q[0], qdot=qdot[0],
-               L=float(L @ [0.0, -1.0, 0.0]), p_x=plant.mass * com_vel[0], p_z=plant.mass * com_vel[2],
+               L=float(L @ PLANE_NORMAL), p_x=plant.mass * com_vel[0], p_z=plant.mass * com_vel[2],
                alpha_cf=alpha_cf, alpha=cmd.alpha, r_cf=cmd.r_cf, r_cf_dot=cmd.r_cf_dot,
                stance=int(cmd.stance), touching=int(plant.touching()), kinetic=kinetic, gravity=gravity,
                spring=cmd.virtual_spring_energy, E_ctrl=cmd.energy, E_mech=kinetic + gravity,
