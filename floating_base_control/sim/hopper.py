@@ -86,10 +86,13 @@ class PlanarMujocoPlant(MujocoPlant):
         self.data.qvel[self.qvel_idx] = qdot
         mujoco.mj_forward(self.model, self.data)
 
+    def base_pose(self):
+        x, z, theta = self.data.qpos[:3]
+        return planar_pose(x, z, theta)
+
     def state(self):
         d = self.data
-        x, z, theta = d.qpos[:3]
-        g1 = planar_pose(x, z, theta)
+        g1 = self.base_pose()
         V1 = np.concatenate([PLANE_NORMAL * d.qvel[2], g1[:3, :3].T @ [d.qvel[0], 0.0, d.qvel[1]]])
         q, qdot = self.joint_state()
         return g1, q, V1, qdot
@@ -203,16 +206,15 @@ class HopperPlant:
         simulator node); the floor is the same as in :meth:`step`."""
         m, d = self.model, self.data
         mujoco.mj_step1(m, d)
-        self._actuate(tau, base_torque)
+        self._actuate(np.asarray(tau, dtype=float), base_torque)
         mujoco.mj_step2(m, d)
 
     def _actuate(self, tau, base_torque):
-        """The controls of a step at the current state (the floor's, then the motors' and the base
-        actuator's), and the velocities the step starts from."""
+        """The controls of a step at the current state (the floor's, then the motors' ``tau``, a float array,
+        and the base actuator's), and the velocities the step starts from."""
         if self.floor_act is not None:
             self._update_floor()
-        start_step(self.data.qvel, self._v0, self.data.ctrl, self._motors, np.asarray(tau, dtype=float), self.base_act,
-                   float(base_torque))
+        start_step(self.data.qvel, self._v0, self.data.ctrl, self._motors, tau, self.base_act, float(base_torque))
 
     def _update_floor(self):
         """Switch the floor on while the foot is at or below z = 0; anchor it where the foot
@@ -238,6 +240,10 @@ class HopperPlant:
     def state(self):
         """Ground truth ``(g1, q, V1, qdot)``."""
         return self.plant.state()
+
+    def base_pose_and_shape(self):
+        """Ground truth ``(g1, q, qdot)`` (:meth:`state` without the twist)."""
+        return (self.plant.base_pose(), *self.plant.joint_state())
 
     def energy(self):
         """MuJoCo's mechanical energy (kinetic + gravity potential) at the last :meth:`sense`, J."""

@@ -167,7 +167,7 @@ KERNELS = {coordinates: ("columns_times", "com_from_crba", "com_in_world", "foot
                          "locked_angle_rate", "line_coordinates", "cross3", "dot3", "mv3", "rotation_of"),
            laws: ("radial_joint_torque", "polar_wrench_leg", "polar_wrench_locked", "_clip", "limit_base_torque",
                   "hopping_torques", "cross3", "dot3", "mtv3", "rotation_of"),
-           controller_module: ("line_coordinates", "hopping_torques", "com_from_crba", "_finite")}
+           controller_module: ("line_coordinates", "hopping_torques", "_finite")}
 
 
 def commands(robot, rng, variant, limited):

@@ -214,7 +214,7 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
         if k % control_every == 0:
             cmd = controller.step(meas)
             delay.send(k, (cmd.tau, cmd.base_torque, cmd.tau_damping))
-        (applied, _), = delay.segments(k, 1)
+        applied = delay.at(k)
         com, com_vel, L, alpha_cf, impact = events.observe(plant, cmd)
         if k % log_every == 0:
             _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0)
@@ -269,7 +269,7 @@ def _alpha_cf(com, foot):
 
 
 def _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0):
-    g1, q, V1, qdot = plant.state()
+    g1, q, qdot = plant.base_pose_and_shape()
     kinetic, gravity = plant.energies()
     force = plant.floor_force()
     log.append(t=plant.time, com_x=com[0], com_y=com[1], com_z=com[2], com_vx=com_vel[0],

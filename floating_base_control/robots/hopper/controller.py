@@ -31,7 +31,7 @@ from floating_base_control.dynamics.centroidal import com_from_locked_inertia
 from floating_base_control.dynamics.rel_fast import locked_inertia_factor
 from floating_base_control.kinematics import inertia_blocks
 from floating_base_control.robots.hopper.contact import CONTACT_RULES, ContactDetector
-from floating_base_control.robots.hopper.coordinates import com_from_crba, com_in_world, line_coordinates, polar_angle
+from floating_base_control.robots.hopper.coordinates import com_in_world, line_coordinates, polar_angle
 from floating_base_control.robots.hopper.laws import (energy_pump, hopping_torques, mechanical_energy, polar_torque,
                                                       radial_force, virtual_spring_energy)
 from floating_base_control.robots.hopper.locked_frame import LockedFrameAngle
@@ -228,8 +228,7 @@ class HopperController:
         J_f = pin.computeFrameJacobian(pm, pd, ws.q_pin, self.foot_id, pin.LOCAL_WORLD_ALIGNED)[:3, 6:]
         lines = self._lines
         height, height_rate, r, r_dot, alpha_cf, alpha_dot, o_c = line_coordinates(
-            J_f, ws.A, ws.M_bq, self._p_f, com_from_crba(ws.M), model.mass, g1, V1, qdot, locked,
-            lines.J_int, lines.J_d, lines.vectors)
+            J_f, ws.A, ws.M, self._p_f, model.mass, g1, V1, qdot, locked, lines.J_int, lines.J_d, lines.vectors)
         stance = self.contact.update(float(meas.t), float(meas.foot_force), height, height_rate)
         alpha = _wrap(base_pitch(g1) + self._theta_bc(q) + self._alpha_c_offset) if locked else alpha_cf
         polar_on = stance and g.variant != "I"

@@ -5,7 +5,7 @@ and the foot's height above the floor.
 Vectors are 3-tuples and a pose's rotation a row-major 9-tuple (``lie.py``'s kernels); a matrix with one
 column per joint (a Jacobian, the mechanical connection) is an array of shape ``(rows, n)``.  The
 functions are compiled kernels (``compiled.py``); :func:`line_coordinates` is what a control tick calls,
-once, on the Pinocchio results of that tick.  The connection ``A`` and the coupling inertia ``M_bq`` are
+once, on the Pinocchio results of that tick.  The connection ``A`` and the CRBA ``M`` are
 read where the tick's factorization leaves them (``rel_fast.locked_inertia_factor``), in Pinocchio's
 order: rows ``[v; omega]``.
 """
@@ -107,19 +107,19 @@ def locked_angle_rate(A_omega, omega, qdot):
     return dot3(NORMAL, (omega[0] + A_omega_qdot[0], omega[1] + A_omega_qdot[1], omega[2] + A_omega_qdot[2]))
 
 
-@kernel(R2, R2, R2, R1, T3, F, R2, R1, R1, B, W2, W2, W2)
-def line_coordinates(J_f, A, M_bq, p_f, c, m, g1, V1, qdot, locked, J_int, J_d, vectors):
+@kernel(R2, R2, R2, R1, F, R2, R1, R1, B, W2, W2, W2)
+def line_coordinates(J_f, A, M, p_f, m, g1, V1, qdot, locked, J_int, J_d, vectors):
     """The coordinates of one control tick: ``(foot height, its rate, r_cf, rdot_cf, alpha_i,cf,
     alpha dot, o_c)`` with ``alpha dot`` the rate of ``alpha_c`` if ``locked`` (controller III), else of
     ``alpha_i,cf``, and ``o_c`` the world CoM.  Fills ``J_int`` and ``J_d`` (3 x n: the internal foot
     Jacobian and the CoM-foot vector's) and the rows of ``vectors``: ``e_cf``, ``d_b`` (the CoM-foot
     vector, base frame), ``J_alpha``, which the wrench maps (``laws.py``) read.
 
-    ``J_f``, ``p_f``: the foot's Jacobian w.r.t. q and position (base frame); ``A``, ``M_bq``: the
-    mechanical connection and the coupling inertia, rows ``[v; omega]`` (``M_bq``'s linear rows are ``m J_c``);
-    ``c``: the CoM (base frame); ``m``: the mass; ``(g1, V1)``: base pose and body twist; ``qdot``.
+    ``J_f``, ``p_f``: the foot's Jacobian w.r.t. q and position (base frame); ``A``: the mechanical
+    connection, rows ``[v; omega]``; ``M``: the CRBA at the base identity (the CoM, and the coupling inertia
+    ``M_bq`` whose linear rows are ``m J_c``); ``m``: the mass; ``(g1, V1)``: base pose and body twist; ``qdot``.
     """
-    R, p, pf = rotation_of(g1), (g1[0, 3], g1[1, 3], g1[2, 3]), (p_f[0], p_f[1], p_f[2])
+    R, p, pf, c = rotation_of(g1), (g1[0, 3], g1[1, 3], g1[2, 3]), (p_f[0], p_f[1], p_f[2]), com_from_crba(M)
     omega, v = (V1[0], V1[1], V1[2]), (V1[3], V1[4], V1[5])
     height = foot_height(R, p, pf)
     height_rate = foot_height_rate(R, omega, v, pf, columns_times(J_f, qdot))
@@ -129,7 +129,7 @@ def line_coordinates(J_f, A, M_bq, p_f, c, m, g1, V1, qdot, locked, J_int, J_d, 
     alpha_cf, grad_alpha = polar_angle(mv3(R, d_b))
     for j in range(len(qdot)):
         for i in range(3):
-            J_d[i, j] = J_f[i, j] - M_bq[i, j] / m
+            J_d[i, j] = J_f[i, j] - M[i, 6 + j] / m
     if locked:
         alpha_dot = locked_angle_rate(A[3:], omega, qdot)
     else:
