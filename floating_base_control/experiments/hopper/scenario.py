@@ -210,6 +210,7 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
     n = model.n
     delay = CommandDelay(loop_delay_steps(loop_delay_s, timestep, timestep * control_every),
                          (np.zeros(n), 0.0, np.zeros(n)))
+    fallen_height, fallen_angle = fall_height * exp.gains.r_des, math.radians(fall_angle_deg)
     for k in range(int(round(duration / timestep))):
         if k % control_every == 0:
             cmd = controller.step(meas)
@@ -218,7 +219,7 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
         com, com_vel, L, alpha_cf, impact = events.observe(plant, cmd)
         if k % log_every == 0:
             _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0)
-        if com[2] < fall_height * exp.gains.r_des or abs(alpha_cf) > math.radians(fall_angle_deg):
+        if com[2] < fallen_height or abs(alpha_cf) > fallen_angle:
             log.fell_at = plant.time
             break
         flows.add(plant.step(*applied), impact)
