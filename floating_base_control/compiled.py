@@ -10,8 +10,9 @@ slower, with the same results.
 * **Compiled when imported**, for the argument types given to :func:`kernel`, never later: a control
   loop must not stop for the compiler at its first pose sample or first rejection.  Arrays are of any
   layout; those a kernel only reads are typed read-only (``R1``..``R3``), so read-only arrays are
-  accepted too; those it writes are ``W1``..``W3`` (``RI1``, ``WI1``: integers); ``F`` is a float,
-  ``B`` a boolean, ``T3``, ``T9`` tuples of floats (a 3-vector, a row-major 3x3), values on the stack;
+  accepted too; those it writes are ``W1``..``W3`` (``RI1``, ``WI1``: integers); ``C1``, ``C2`` are
+  C-contiguous arrays it reads with ``np.dot``; ``F`` is a float, ``I`` an integer, ``B`` a boolean,
+  ``T3``, ``T9`` tuples of floats (a 3-vector, a row-major 3x3), values on the stack;
   :func:`records` types an array of records (a structured dtype: named fields, arrays among them), which
   bundles what a kernel reads or updates together in one argument.  Kernels that a
   tick calls from Python return nothing or scalars: a returned array would be a new Python object at
@@ -31,13 +32,16 @@ except ImportError:                     # pragma: no cover - numba is in install
 COMPILED = numba is not None
 
 if COMPILED:
-    F, B = numba.float64, numba.boolean
+    F, B, I = numba.float64, numba.boolean, numba.int64
     R1, R2, R3 = (numba.types.Array(numba.float64, d, "A", readonly=True) for d in (1, 2, 3))
     W1, W2, W3 = (numba.types.Array(numba.float64, d, "A") for d in (1, 2, 3))
     RI1, WI1 = (numba.types.Array(numba.int64, 1, "A", readonly=readonly) for readonly in (True, False))
     T3, T9 = numba.types.UniTuple(numba.float64, 3), numba.types.UniTuple(numba.float64, 9)
+    # numba's np.dot calls BLAS, as numpy's ``@`` does, only on contiguous arrays (on others it sums in a
+    # loop of its own, in another order): a kernel that must add up as numpy does takes these
+    C1, C2 = (numba.types.Array(numba.float64, d, "C", readonly=True) for d in (1, 2))
 else:                                   # pragma: no cover
-    F = B = R1 = R2 = R3 = W1 = W2 = W3 = RI1 = WI1 = T3 = T9 = None
+    F = B = I = R1 = R2 = R3 = W1 = W2 = W3 = RI1 = WI1 = T3 = T9 = C1 = C2 = None
 
 
 def records(dtype, readonly=False):

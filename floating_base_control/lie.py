@@ -203,9 +203,28 @@ def mv3(a, x):
             a[6] * x[0] + a[7] * x[1] + a[8] * x[2])
 
 
+@kernel(T9, T3)
+def mtv3(a, x):
+    """``a^T x`` of a 3x3 matrix (row-major 9-tuple) and a 3-vector (3-tuple)."""
+    return (a[0] * x[0] + a[3] * x[1] + a[6] * x[2], a[1] * x[0] + a[4] * x[1] + a[7] * x[2],
+            a[2] * x[0] + a[5] * x[1] + a[8] * x[2])
+
+
+@kernel(T3, T3)
+def dot3(a, b):
+    """``a . b`` of two 3-vectors (3-tuples)."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@kernel(T3, T3)
+def cross3(a, b):
+    """``a x b`` of two 3-vectors (3-tuples)."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
 @kernel(F, T9, F, T9, F)
-def _combine(alpha, A, beta, B, gamma):
-    """``alpha A + beta B + gamma I``."""
+def _lincomb3(alpha, A, beta, B, gamma):
+    """``alpha A + beta B + gamma I`` of two 3x3 matrices (row-major 9-tuples): a linear combination with I."""
     return (gamma + alpha * A[0] + beta * B[0], alpha * A[1] + beta * B[1], alpha * A[2] + beta * B[2],
             alpha * A[3] + beta * B[3], gamma + alpha * A[4] + beta * B[4], alpha * A[5] + beta * B[5],
             alpha * A[6] + beta * B[6], alpha * A[7] + beta * B[7], gamma + alpha * A[8] + beta * B[8])
@@ -227,7 +246,7 @@ def exp6_parts(V, s):
     A, B, C = _exp_coefficients(math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
     W = _hat3(w)
     WW = mm3(W, W)
-    return _combine(A, W, B, WW, 1.0), mv3(_combine(B, W, C, WW, 1.0), v)
+    return _lincomb3(A, W, B, WW, 1.0), mv3(_lincomb3(B, W, C, WW, 1.0), v)
 
 
 @kernel(F)
@@ -278,15 +297,15 @@ def log6_jlog6(g, eps, J):
     D, a, b, c = _log_coefficients(theta)
     P = _hat3(phi)
     PP = mm3(P, P)
-    Jr = _combine(0.5, P, D, PP, 1.0)
-    rho = mv3(_combine(-0.5, P, D, PP, 1.0), (g[0, 3], g[1, 3], g[2, 3]))
+    Jr = _lincomb3(0.5, P, D, PP, 1.0)
+    rho = mv3(_lincomb3(-0.5, P, D, PP, 1.0), (g[0, 3], g[1, 3], g[2, 3]))
     Rh = _hat3(rho)
     PR, RP = mm3(P, Rh), mm3(Rh, P)
     PRP, PPR, RPP = mm3(PR, P), mm3(PP, Rh), mm3(RP, P)
     PRPP, PPRP = mm3(PRP, P), mm3(PP, RP)
-    Q = _combine(-0.5, Rh, a, _combine(1.0, _combine(1.0, PR, 1.0, RP, 0.0), -1.0, PRP, 0.0), 0.0)
-    Q = _combine(1.0, Q, -b, _combine(1.0, _combine(1.0, PPR, 1.0, RPP, 0.0), -3.0, PRP, 0.0), 0.0)
-    Q = _combine(1.0, Q, c, _combine(1.0, PRPP, 1.0, PPRP, 0.0), 0.0)
+    Q = _lincomb3(-0.5, Rh, a, _lincomb3(1.0, _lincomb3(1.0, PR, 1.0, RP, 0.0), -1.0, PRP, 0.0), 0.0)
+    Q = _lincomb3(1.0, Q, -b, _lincomb3(1.0, _lincomb3(1.0, PPR, 1.0, RPP, 0.0), -3.0, PRP, 0.0), 0.0)
+    Q = _lincomb3(1.0, Q, c, _lincomb3(1.0, PRPP, 1.0, PPRP, 0.0), 0.0)
     TR = mm3(mm3(Jr, Q), Jr)
     for i in range(3):
         eps[i], eps[3 + i] = rho[i], phi[i]

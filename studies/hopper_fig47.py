@@ -22,7 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from floating_base_control.results import write_json
-from floating_base_control.robots.hopper.controller import CONTACT_RULES, HopperController, polar_angle
+from floating_base_control.robots.hopper.contact import CONTACT_RULES
+from floating_base_control.robots.hopper.controller import HopperController
+from floating_base_control.robots.hopper.coordinates import polar_angle
 from floating_base_control.experiments.hopper.scenario import experiment, run
 from floating_base_control.robots.hopper.model import hopper_model
 
@@ -37,7 +39,7 @@ def drop(name, q1, rule):
     model = hopper_model("revolute", exp.gravity)
     geo = HopperController(model, exp.gains).geometry(np.array([q1]))
     d = geo.p_f - geo.c
-    theta = -polar_angle(d)[0]          # alpha_i,cf = theta_ib + alpha at zero pitch
+    theta = -polar_angle(tuple(d))[0]          # alpha_i,cf = theta_ib + alpha at zero pitch
     com_z = 0.3 + math.sin(theta) * geo.c[0] + math.cos(theta) * geo.c[2]
     E0 = model.mass * exp.gravity * com_z
     gains = replace(exp.gains, r_des=float(np.linalg.norm(d)), E_des=E0)

@@ -21,7 +21,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from floating_base_control.results import write_json
-from floating_base_control.robots.hopper.controller import CONTACT_RULES
+from floating_base_control.robots.hopper.contact import CONTACT_RULES
 from floating_base_control.experiments.hopper.scenario import EXPERIMENTS, experiment, run
 from floating_base_control.experiments.hopper.report import summarize
 

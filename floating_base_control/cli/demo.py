@@ -217,7 +217,7 @@ def _run_orbital_task(args, scenario, out, progress):
 
 def _hopper_parser(families):
     from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K
-    from floating_base_control.robots.hopper.controller import CONTACT_RULES
+    from floating_base_control.robots.hopper.contact import CONTACT_RULES
     from floating_base_control.experiments.hopper.scenario import EXPERIMENT_NAMES, TIMESTEP
     p = families.add_parser("hopper", help="the hopping experiments of [Feurstein2021] ch. 4",
                             description="Run one of the thesis' hopping experiments (Tables 4.7-4.8, "

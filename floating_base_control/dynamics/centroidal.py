@@ -17,6 +17,7 @@ Pinocchio's ``ccrba`` too).  All functions take a
 """
 import numpy as np
 
+from floating_base_control.compiled import F, R2, kernel
 from floating_base_control.lie import Ad, Ad_inv, skew
 
 
@@ -27,9 +28,16 @@ def center_of_mass(kin):
 
 def com_from_locked_inertia(M_b):
     """CoM in base coordinates (three floats), read off the locked inertia ``M_b = [[I_O, m c_x], [-m c_x, m 1]]``
-    ([Mishra2023] eq. 7; base twists ``[omega; v]``) given by its rows: an array, or lists of floats."""
-    m = M_b[3][3]
-    return M_b[2][4] / m, M_b[0][5] / m, M_b[1][3] / m
+    ([Mishra2023] eq. 7; base twists ``[omega; v]``)."""
+    return com_from_coupling(M_b[:3, 3:], M_b[3, 3])
+
+
+@kernel(R2, F)
+def com_from_coupling(K, m):
+    """CoM ``c = vee(K) / m`` in base coordinates from the locked inertia's coupling block ``K = m c_x``
+    (angular rows, linear columns; [Mishra2023] eq. 7) and the mass ``m``: ``M_b[:3, 3:]`` in the
+    package's order, ``M[3:6, :3]`` of Pinocchio's CRBA at the base identity in compiled kernels."""
+    return K[2, 1] / m, K[0, 2] / m, K[1, 0] / m
 
 
 def inertia_at_com(kin):

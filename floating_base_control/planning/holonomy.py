@@ -37,7 +37,7 @@ from ..dynamics.curvature import curvature_pairs
 from ..dynamics.rel_fast import connection_velocity, locked_inertia_factor
 from ..kinematics import shape_kinematics
 from ..dynamics.centroidal import center_of_mass
-from ..lie import _combine, _exp_coefficients, _hat3, _log3, _log_coefficients, mm3
+from ..lie import _exp_coefficients, _lincomb3, _hat3, _log3, _log_coefficients, mm3
 
 _IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
@@ -47,7 +47,7 @@ def _exp3(w):
     """``exp(w^)`` in SO(3) as a row-major 9-tuple."""
     A, B, _ = _exp_coefficients(math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
     W = _hat3(w)
-    return _combine(A, W, B, mm3(W, W), 1.0)
+    return _lincomb3(A, W, B, mm3(W, W), 1.0)
 
 
 @kernel(T3, T3)

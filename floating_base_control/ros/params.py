@@ -301,7 +301,8 @@ def _hopper_structural():
 
 def hopper_controller_params():
     """Parameters of ``hopper_controller``: the fields of ``HopperGains`` (live) and structure."""
-    from floating_base_control.robots.hopper.controller import CONTACT_RULES, VARIANTS, HopperGains
+    from floating_base_control.robots.hopper.contact import CONTACT_RULES
+    from floating_base_control.robots.hopper.controller import VARIANTS, HopperGains
     g = HopperGains()
     live = [
         ("K_r", (0.0, 1e5), "radial stiffness, eq. 4.16 (N/m)"),

@@ -32,15 +32,20 @@ or two steps: the limit of the stiff floor.
 **Energy.** With ``M(v_{k+1} - v_k) = h f_eff`` (MuJoCo's Euler/implicitfast step, ``f_eff``
 the forces held over the step, implicit damper included), the kinetic energy at fixed
 ``M`` changes by exactly ``h f_eff . (v_k + v_{k+1}) / 2``: each source's work is counted
-that way (:class:`StepWork`), so the bookkeeping closes up to the integrator's
+that way (:class:`StepWork`, :func:`step_work`), so the bookkeeping closes up to the integrator's
 position-update error.
+
+**Cost.** A step is MuJoCo's two stages and, around them, a few calls that take MuJoCo's arrays as
+they are: the sensors and the work are compiled kernels (``compiled.py``) that add up with numpy's
+BLAS as the numpy expressions did; the foot's Jacobian is computed only while the floor acts.
 """
+import math
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
-from floating_base_control.conventions import pose
+from floating_base_control.compiled import B, C1, C2, F, I, R1, RI1, W1, W2, kernel
 from floating_base_control.sim.plant import MujocoPlant, build_spec
 from floating_base_control.validation import InputError
 from floating_base_control.robots.hopper.model import PLANE_NORMAL, HopperMeasurements, base_pitch, planar_pose
@@ -81,12 +86,16 @@ class PlanarMujocoPlant(MujocoPlant):
         self.data.qvel[self.qvel_idx] = qdot
         mujoco.mj_forward(self.model, self.data)
 
+    def base_pose(self):
+        x, z, theta = self.data.qpos[:3]
+        return planar_pose(x, z, theta)
+
     def state(self):
         d = self.data
-        x, z, theta = d.qpos[:3]
-        g1 = planar_pose(x, z, theta)
+        g1 = self.base_pose()
         V1 = np.concatenate([PLANE_NORMAL * d.qvel[2], g1[:3, :3].T @ [d.qvel[0], 0.0, d.qvel[1]]])
-        return g1, d.qpos[self.qpos_idx].copy(), V1, d.qvel[self.qvel_idx].copy()
+        q, qdot = self.joint_state()
+        return g1, q, V1, qdot
 
 
 class HopperPlant:
@@ -121,16 +130,28 @@ class HopperPlant:
         self.floor_act = np.array([m.actuator(f"floor_{a}").id for a in "xyz"]) if floor == "viscoelastic" else None
         self.base_act = m.actuator("base_torque").id
         self.in_contact = False
-        self._jac = np.zeros((3, m.nv))
-        self._jac_base = np.zeros((3, m.nv))
-        self._sensor = {m.sensor(i).name: slice(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
-                        for i in range(m.nsensor)}
+        self._jac = np.zeros((3, m.nv))          # the foot's translation Jacobian, while the floor acts
+        self._jac_base = np.zeros((3, m.nv))     # the base's rotation Jacobian
+        self._v0 = np.zeros(m.nv)                # the velocities at the start of a step
+        self._no_damping = np.zeros(model.n)
+        self._joint_dofs = self.plant.qvel_idx.astype(np.int64)
+        self._motors = self.plant.act_idx.astype(np.int64)
+        adr = {m.sensor(i).name: int(m.sensor_adr[i]) for i in range(m.nsensor)}
         self.joint_names = model.joint_names
-        # sensordata addresses of the encoders, and the odometry's rotation buffer
-        self._q_adr = np.array([self._sensor[f"q_{n}"].start for n in self.joint_names])
-        self._qd_adr = np.array([self._sensor[f"qd_{n}"].start for n in self.joint_names])
-        self._R = np.zeros(9)
+        # sensordata addresses: odometry (framepos, gyro, velocimeter), encoders, framequat, foot force
+        self._odometry_adr = np.array([adr["base_pos"], adr["base_gyro"], adr["base_velocimeter"]])
+        self._q_adr = np.array([adr[f"q_{n}"] for n in self.joint_names])
+        self._qd_adr = np.array([adr[f"qd_{n}"] for n in self.joint_names])
+        self._quat_adr, self._force_adr = adr["base_quat"], adr["foot_force"]
+        self._quat = np.zeros(4)                 # the odometry's orientation, normalized
+        self._R = np.zeros(9)                    # ... as a rotation, row-major
         self._h = m.opt.timestep
+        # MuJoCo's rows that a step reads (views: MuJoCo updates them in place)
+        d, root = self.data, self.plant.root
+        self._foot_xpos, self._base_xmat = d.site_xpos[self.foot_site], d.site_xmat[self.base_site]
+        self._centroid = d.subtree_com[root], d.subtree_linvel[root], d.subtree_angmom[root]
+        self._floor_force = d.actuator_force[self.floor_act[0]:self.floor_act[0] + 3] if floor == "viscoelastic" \
+            else np.zeros(3)
 
     @property
     def time(self):
@@ -150,78 +171,69 @@ class HopperPlant:
 
     def sense(self):
         """Run MuJoCo's position/velocity stage at the current state and read the sensors."""
-        mujoco.mj_step1(self.model, self.data)
-        s, sensor = self.data.sensordata, self._sensor
-        quat = s[sensor["base_quat"]]
-        mujoco.mju_quat2Mat(self._R, quat / np.linalg.norm(quat))
-        g1 = pose(self._R.reshape(3, 3), s[sensor["base_pos"]])
-        q, qdot = s[self._q_adr], s[self._qd_adr]
-        V1 = np.concatenate([s[self._sensor["base_gyro"]], s[self._sensor["base_velocimeter"]]])
+        d = self.data
+        mujoco.mj_step1(self.model, d)
+        s = d.sensordata
+        unit_quaternion(s, self._quat_adr, self._quat)
+        mujoco.mju_quat2Mat(self._R, self._quat)
+        n = len(self.joint_names)
+        g1, V1, q, qdot = np.empty((4, 4)), np.empty(6), np.empty(n), np.empty(n)
+        odometry_and_encoders(s, self._R, self._odometry_adr, self._q_adr, self._qd_adr, g1, V1, q, qdot)
         # acceleration-stage sensor: the force of the previous step (one step of latency)
-        force = float(s[self._sensor["foot_force"]][0])
-        return HopperMeasurements(t=self.data.time, q=q, qdot=qdot, g1=g1, V1=V1, foot_force=force)
+        return HopperMeasurements(d.time, q, qdot, g1, V1, float(s[self._force_adr]))
 
     def step(self, tau, base_torque, tau_damping=None):
         """Apply joint torques and the base torque (about the plane normal) for one step;
         returns the :class:`StepWork` of the step.  Call :meth:`sense` first."""
-        m, d = self.model, self.data
-        mujoco.mj_jacSite(m, d, self._jac, None, self.foot_site)
+        m, d, h = self.model, self.data, self._h
         mujoco.mj_jacSite(m, d, None, self._jac_base, self.base_site)
-        self._base_axis = d.site_xmat[self.base_site].reshape(3, 3) @ PLANE_NORMAL
-        v0 = d.qvel.copy()
-        if self.floor_act is not None:
-            self._update_floor(d.site_xpos[self.foot_site], self._jac @ v0)
-        d.ctrl[self.plant.act_idx] = tau
-        d.ctrl[self.base_act] = base_torque
+        tau = np.ascontiguousarray(tau, dtype=float)
+        self._actuate(tau, base_torque)
+        on_floor = self.floor_act is not None and self.in_contact
+        if on_floor:
+            mujoco.mj_jacSite(m, d, self._jac, None, self.foot_site)
         mujoco.mj_step2(m, d)
-        return self._work(v0, d.qvel, np.asarray(tau, float),
-                          np.zeros(len(tau)) if tau_damping is None else np.asarray(tau_damping, float))
+        v0, v1 = self._v0, d.qvel
+        damping = self._no_damping if tau_damping is None else np.ascontiguousarray(tau_damping, dtype=float)
+        work = step_work(v0, v1, self._joint_dofs, tau, damping, d.ctrl[self.base_act], self._jac_base,
+                         self._base_xmat, h, on_floor, self._jac, self._floor_force, self.D)
+        if self.floor_act is None:          # MuJoCo's contact: the constraint force's work
+            return StepWork(*work[:3], float(d.qfrc_constraint @ (0.5 * (v0 + v1))) * h)
+        return StepWork(*work)
 
     def advance(self, tau, base_torque):
         """One step with these torques, without sensors or energy bookkeeping (for a real-time
         simulator node); the floor is the same as in :meth:`step`."""
         m, d = self.model, self.data
         mujoco.mj_step1(m, d)
-        if self.floor_act is not None:
-            mujoco.mj_jacSite(m, d, self._jac, None, self.foot_site)
-            self._update_floor(d.site_xpos[self.foot_site], self._jac @ d.qvel)
-        d.ctrl[self.plant.act_idx] = tau
-        d.ctrl[self.base_act] = base_torque
+        self._actuate(np.asarray(tau, dtype=float), base_torque)
         mujoco.mj_step2(m, d)
 
-    def _update_floor(self, foot, foot_vel):
+    def _actuate(self, tau, base_torque):
+        """The controls of a step at the current state (the floor's, then the motors' ``tau``, a float array,
+        and the base actuator's), and the velocities the step starts from."""
+        if self.floor_act is not None:
+            self._update_floor()
+        start_step(self.data.qvel, self._v0, self.data.ctrl, self._motors, tau, self.base_act, float(base_torque))
+
+    def _update_floor(self):
         """Switch the floor on while the foot is at or below z = 0; anchor it where the foot
         crossed the surface (eqs. 4.13-4.14 with the sign fixed)."""
-        m, d = self.model, self.data
-        contact = foot[2] <= 0.0
-        if contact and not self.in_contact:
+        foot = self._foot_xpos
+        contact = bool(foot[2] <= 0.0)
+        if contact == self.in_contact:
+            return
+        if contact:
             # the foot crossed z = 0 during the last step: at most one step back
+            m, d = self.model, self.data
+            mujoco.mj_jacSite(m, d, self._jac, None, self.foot_site)
+            foot_vel = self._jac @ d.qvel
             back = min(foot[2] / foot_vel[2], self.timestep) if foot_vel[2] < 0.0 else 0.0
             anchor = foot - foot_vel * back
             # F = ctrl (K a - K p - D pdot): the anchor enters as the constant gain term
             m.actuator_gainprm[self.floor_act[:2], 0] = self.K * anchor[:2]
         self.in_contact = contact
-        d.ctrl[self.floor_act] = 1.0 if contact else 0.0
-
-    def _work(self, v0, v1, tau, tau_damping):
-        h, idx = self.timestep, self.plant.qvel_idx
-        qd_mid = 0.5 * (v0[idx] + v1[idx])
-        omega_mid = self._base_axis @ (self._jac_base @ (0.5 * (v0 + v1)))
-        base = self.data.ctrl[self.base_act] * omega_mid * h
-        return StepWork(joint=float(tau @ qd_mid) * h, damping=float(tau_damping @ qd_mid) * h,
-                        base=float(base), floor=self._floor_work(v0, v1))
-
-    def _floor_work(self, v0, v1):
-        d, h = self.data, self.timestep
-        if self.floor_act is None:
-            return float(d.qfrc_constraint @ (0.5 * (v0 + v1))) * h
-        if not self.in_contact:
-            return 0.0
-        u0, u1 = self._jac @ v0, self._jac @ v1          # foot velocity along x, y, z (J at step start)
-        F = d.actuator_force[self.floor_act].copy()
-        active = np.array([True, True, F[2] > 0.0])      # a clamped F_z = 0 is not in the implicit step
-        F_eff = np.where(active, F - self.D * (u1 - u0), 0.0)
-        return float(F_eff @ (0.5 * (u0 + u1))) * h
+        self.data.ctrl[self.floor_act] = 1.0 if contact else 0.0
 
     # -- ground truth, for evaluation and logs only ---------------------------------------------
 
@@ -229,29 +241,33 @@ class HopperPlant:
         """Ground truth ``(g1, q, V1, qdot)``."""
         return self.plant.state()
 
+    def base_pose_and_shape(self):
+        """Ground truth ``(g1, q, qdot)`` (:meth:`state` without the twist)."""
+        return (self.plant.base_pose(), *self.plant.joint_state())
+
     def energy(self):
-        """MuJoCo's mechanical energy (gravity potential + kinetic) at the last :meth:`sense`, J."""
-        return float(self.data.energy[0] + self.data.energy[1])
+        """MuJoCo's mechanical energy (kinetic + gravity potential) at the last :meth:`sense`, J."""
+        kinetic, gravity = self.energies()
+        return kinetic + gravity
 
     def energies(self):
         """``(kinetic, gravity potential)`` at the last :meth:`sense`, J."""
         return float(self.data.energy[1]), float(self.data.energy[0])
 
-    def com_and_momentum(self):
+    def com_and_momentum(self, copy=True):
         """World CoM, CoM velocity, and the angular momentum about the CoM (world axes), from
-        MuJoCo's subtree quantities at the last :meth:`sense`."""
+        MuJoCo's subtree quantities at the last :meth:`sense`; ``copy=False``: MuJoCo's own rows,
+        which the next step changes."""
         mujoco.mj_subtreeVel(self.model, self.data)
-        r = self.plant.root
-        d = self.data
-        return d.subtree_com[r].copy(), d.subtree_linvel[r].copy(), d.subtree_angmom[r].copy()
+        return tuple(row.copy() for row in self._centroid) if copy else self._centroid
 
     @property
     def mass(self):
         return self.plant.mass
 
-    def foot_position(self):
-        """World position of the foot at the last :meth:`sense`."""
-        return self.data.site_xpos[self.foot_site].copy()
+    def foot_position(self, copy=True):
+        """World position of the foot at the last :meth:`sense` (``copy=False``: MuJoCo's own row)."""
+        return self._foot_xpos.copy() if copy else self._foot_xpos
 
     def foot_velocity(self):
         """World velocity of the foot at the last :meth:`sense`."""
@@ -263,7 +279,7 @@ class HopperPlant:
         """Ground-truth world force of the floor on the foot during the last step, N."""
         d = self.data
         if self.floor_act is not None:
-            return d.actuator_force[self.floor_act].copy() if self.in_contact else np.zeros(3)
+            return self._floor_force.copy() if self.in_contact else np.zeros(3)
         f = np.zeros(3)
         for i in range(d.ncon):
             c6 = np.zeros(6)
@@ -274,8 +290,77 @@ class HopperPlant:
     def touching(self):
         """Ground truth at the last :meth:`sense`: is the foot on the floor?"""
         if self.floor_act is not None:
-            return bool(self.data.site_xpos[self.foot_site][2] <= 0.0)
+            return bool(self._foot_xpos[2] <= 0.0)
         return self.data.ncon > 0
+
+
+# -- kernels of a step: MuJoCo's arrays in, numpy's arithmetic (np.dot: its BLAS, on contiguous arrays) ---------
+
+@kernel(C1, I, W1)
+def unit_quaternion(s, adr, quat):
+    """The quaternion at ``s[adr:adr + 4]`` (framequat) divided by its norm, into ``quat`` (``np.linalg.norm``'s
+    arithmetic: the square root of numpy's dot product)."""
+    q = s[adr:adr + 4]
+    norm = math.sqrt(np.dot(q, q))
+    for i in range(4):
+        quat[i] = q[i] / norm
+
+
+@kernel(R1, R1, RI1, RI1, RI1, W2, W1, W1, W1)
+def odometry_and_encoders(s, R, odometry, q_adr, qd_adr, g1, V1, q, qdot):
+    """The measurements in ``sensordata`` ``s``: ``g1 = [[R, p], [0, 1]]`` with the rotation ``R``
+    (row-major) and ``p`` at ``odometry[0]`` (framepos), ``V1 = [gyro; velocimeter]`` at ``odometry[1:]``,
+    ``q`` and ``qdot`` at the encoders' addresses."""
+    for i in range(3):
+        for j in range(3):
+            g1[i, j] = R[3 * i + j]
+        g1[i, 3] = s[odometry[0] + i]
+        g1[3, i] = 0.0
+        V1[i] = s[odometry[1] + i]
+        V1[3 + i] = s[odometry[2] + i]
+    g1[3, 3] = 1.0
+    for i in range(len(q_adr)):
+        q[i] = s[q_adr[i]]
+        qdot[i] = s[qd_adr[i]]
+
+
+_NORMAL = np.ascontiguousarray(PLANE_NORMAL)
+
+
+@kernel(R1, W1, W1, RI1, R1, I, F)
+def start_step(qvel, v0, ctrl, motors, tau, base_actuator, base_torque):
+    """The velocities ``v0`` a step starts from (``qvel``), and its controls: ``tau`` of the motors (actuator
+    ids ``motors``) and the base torque."""
+    v0[:] = qvel
+    for i in range(len(motors)):
+        ctrl[motors[i]] = tau[i]
+    ctrl[base_actuator] = base_torque
+
+
+@kernel(C1, C1, RI1, C1, C1, F, C2, C1, F, B, C2, C1, F)
+def step_work(v0, v1, joints, tau, tau_damping, base_torque, J_base, base_xmat, h, on_floor, J_foot, floor_force, D):
+    """``(joint, damping, base, floor)``: the work over one step, ``h f . (v0 + v1) / 2`` (module doc), of the
+    joint torques ``tau``, of their share ``tau_damping``, of the base torque and of the viscoelastic floor
+    (zero unless ``on_floor``), J.
+
+    ``joints``: the joints' velocity addresses; ``J_base``: the base's rotation Jacobian, ``base_xmat`` its
+    orientation (the base torque acts about its plane normal).  The floor's force ``floor_force`` (the
+    actuators') is held over the step and the implicit step adds the damper ``-D (u1 - u0)`` on the foot
+    velocity ``u = J_foot v`` (a clamped ``F_z = 0`` is not in the implicit step); its work is taken at the
+    mean foot velocity.
+    """
+    qd_mid = np.empty(len(joints))
+    for i in range(len(joints)):
+        qd_mid[i] = 0.5 * (v0[joints[i]] + v1[joints[i]])
+    omega_mid = np.dot(np.dot(base_xmat.reshape((3, 3)), _NORMAL), np.dot(J_base, 0.5 * (v0 + v1)))
+    floor = 0.0
+    if on_floor:
+        u0, u1 = np.dot(J_foot, v0), np.dot(J_foot, v1)
+        effective = np.empty(3)
+        for i in range(3):
+            effective[i] = floor_force[i] - D * (u1[i] - u0[i]) if i < 2 or floor_force[2] > 0.0 else 0.0
+        floor = np.dot(effective, 0.5 * (u0 + u1)) * h
+    return np.dot(tau, qd_mid) * h, np.dot(tau_damping, qd_mid) * h, base_torque * omega_mid * h, floor
 
 
 def _planar_base(spec):

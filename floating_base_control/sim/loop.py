@@ -50,14 +50,19 @@ class CommandDelay:
             arrival = max(arrival, self.pending[-1][0])
         self.pending.append((arrival, command))
 
+    def at(self, step):
+        """The command the plant applies at its step ``step`` (a loop that steps the plant one step at a time)."""
+        while self.pending and self.pending[0][0] <= step:
+            self.current = self.pending.popleft()[1]
+        return self.current
+
     def segments(self, step, nstep):
         """``[(command, steps), ...]``: what the plant applies over its steps ``step .. step + nstep - 1``."""
         out, end = [], step + nstep
         while step < end:
-            while self.pending and self.pending[0][0] <= step:
-                self.current = self.pending.popleft()[1]
+            command = self.at(step)
             until = min(self.pending[0][0], end) if self.pending else end
-            out.append((self.current, until - step))
+            out.append((command, until - step))
             step = until
         return out
 

@@ -226,6 +226,10 @@ class MujocoPlant:
         q, qdot = self.joint_state()
         return g1, q, V1, qdot
 
+    def base_pose(self):
+        """Ground-truth base pose ``g1`` (for evaluation only)."""
+        return from_mujoco(self.data.qpos[:7], self.data.qvel[:6])[0]
+
     def joint_state(self):
         """``(q, qdot)`` as the joint encoders would read them, noise-free."""
         return self.data.qpos[self._qpos_at].copy(), self.data.qvel[self._qvel_at].copy()

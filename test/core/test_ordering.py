@@ -18,6 +18,8 @@ PINOCCHIO_ORDER = {
     "estimation/observer.py": "the observer's state, which its kernels update in place",
     "robots/orbital/controller.py": "the tick, which passes the kernels' vectors on",
     "planning/holonomy.py": "the holonomy's compiled kernels on Pinocchio's CRBA and connection",
+    "robots/hopper/coordinates.py": "the hopper's coordinate kernels on Pinocchio's CRBA and connection",
+    "robots/hopper/controller.py": "the hopper's step, which passes CRBA's matrix and the connection to them",
 }
 #: Modules that name an order like Pinocchio's for another reason.
 OTHER_ORDERS = {

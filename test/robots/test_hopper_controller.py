@@ -1,15 +1,18 @@
 """The hopping controller of [Feurstein2021] eqs. 4.16-4.26 against finite differences and the
 reduced equations of [Mishra2023]: rates, wrenches, power and the contact hysteresis."""
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
 
 from helpers import assert_close
 from floating_base_control import InputError, ModelError
-from floating_base_control.robots.hopper.controller import (ContactDetector, HopperController, HopperGains,
-                                                            foot_height, polar_angle)
+from floating_base_control.lie import rotation_of
+from floating_base_control.robots.hopper import controller as controller_module, coordinates, laws
+from floating_base_control.robots.hopper.contact import ContactDetector
+from floating_base_control.robots.hopper.controller import VARIANTS, HopperController, HopperGains
+from floating_base_control.robots.hopper.coordinates import foot_height, polar_angle
 from floating_base_control.robots.hopper.model import PLANE_NORMAL, HopperMeasurements, base_pitch
 from floating_base_control.sim.hopper import HopperPlant
 from floating_base_control.resources import hopper_urdf
@@ -149,6 +152,55 @@ def test_energy_with_and_without_springs(rng):
     assert with_springs.virtual_spring_energy == pytest.approx(0.5 * 2200.0 * (with_springs.r_cf - 0.13) ** 2)
 
 
+def test_the_energy_is_the_steps_without_the_springs(robot, rng):
+    """One implementation of ``E``: :meth:`HopperController.energy` (kinetic + gravity) is the step's
+    ``E`` with ``energy_with_springs`` off, bit for bit."""
+    ctrl = HopperController(robot[1], gains("II", energy_with_springs=False))
+    for _ in range(3):
+        meas = random_measurement(robot, rng, planar=False)
+        assert ctrl.step(meas).energy == ctrl.energy(meas.g1, meas.q, meas.V1, meas.qdot)
+
+
+#: The kernels a step runs, by module: the compiled ones against their Python source.
+KERNELS = {coordinates: ("columns_times", "com_from_coupling", "com_in_world", "foot_height", "foot_height_rate",
+                         "internal_foot_jacobian", "radial_coordinates", "polar_angle", "leg_angle_rate",
+                         "locked_angle_rate", "line_coordinates", "cross3", "dot3", "mv3", "rotation_of"),
+           laws: ("radial_joint_torque", "polar_wrench_leg", "polar_wrench_locked", "_clip", "limit_base_torque",
+                  "hopping_torques", "cross3", "dot3", "mtv3", "rotation_of"),
+           controller_module: ("line_coordinates", "hopping_torques", "_finite")}
+
+
+def commands(robot, rng, variant, limited):
+    """Steps of a ``variant`` controller in flight and stance, at random states (seeded by ``rng``); with
+    ``limited`` the joint and base torques saturate."""
+    ctrl = HopperController(robot[1], gains(variant, K_E=20.0 if variant != "III" else 0.0, D_p=0.3),
+                            torque_limits=0.05 if limited else None, base_torque_limit=0.01 if limited else math.inf)
+    out = []
+    for k in range(6):
+        meas = random_measurement(robot, rng, t=1e-3 * k, force=50.0 * (k % 2), planar=k < 3)
+        ctrl.reset(stance=bool(k % 2))
+        out.append(ctrl.step(meas))
+    return out
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_compiled_step_is_its_python_source(robot, variant, monkeypatch):
+    """The step's kernels (``coordinates.py``, ``laws.py``) compute what their Python source computes,
+    bit for bit: IEEE arithmetic in the order written (``compiled.py``), so the compiled step is the
+    Python step it replaced, in flight and stance and with the torques limited."""
+    for limited in (False, True):
+        compiled = commands(robot, np.random.default_rng(7), variant, limited)
+        with monkeypatch.context() as m:
+            for module, names in KERNELS.items():
+                for name in names:
+                    m.setattr(module, name, getattr(module, name).py_func)
+            source = commands(robot, np.random.default_rng(7), variant, limited)
+        assert any(c.stance for c in compiled) and any(c.saturated for c in compiled) == limited
+        for a, b in zip(compiled, source):
+            for field in fields(a):
+                assert np.array_equal(getattr(a, field.name), getattr(b, field.name)), field.name
+
+
 def test_contact_hysteresis_and_dwell():
     """The foot_force rule; the foot height does not enter."""
     g = HopperGains(contact_rule="foot_force", touchdown_force=2.0, liftoff_force=0.5, min_phase_time=0.005)
@@ -185,7 +237,7 @@ def test_foot_height_is_odometry_and_forward_kinematics(robot, rng):
         plant.set_state(g1, q, np.zeros(6), np.zeros(1))
         meas = replace(plant.sense(), foot_force=0.0)
         geo = ctrl.geometry(meas.q)
-        height_read = foot_height(meas.g1[:3, :3], meas.g1[:3, 3], geo.p_f)
+        height_read = foot_height(rotation_of(meas.g1), tuple(meas.g1[:3, 3]), tuple(geo.p_f))
         assert height_read == pytest.approx(plant.foot_position()[2], abs=1e-12)
         assert ctrl.step(meas).stance == (height <= 0.0)
 
@@ -210,4 +262,4 @@ def test_bad_input_is_named():
         ctrl.step(meas)
     with pytest.raises(InputError, match="variant cannot change"):
         ctrl.gains = HopperGains(variant="III")
-    assert polar_angle(np.array([0.0, 0.0, -1.0]))[0] == 0.0
+    assert polar_angle((0.0, 0.0, -1.0))[0] == 0.0

@@ -32,6 +32,15 @@ def test_a_command_acts_from_its_arrival_until_the_next_one():
     assert now.segments(0, 2) == [("A", 2)]              # zero delay: the tick's own command, whole
 
 
+def test_a_loop_of_single_steps_applies_the_segments_command():
+    """``at(k)``, what a loop stepping the plant one step at a time applies, is ``segments(k, 1)``'s command."""
+    by_step, by_segment = (CommandDelay(2, initial=-1, jitter=4, drop=0.3, seed=5) for _ in range(2))
+    for k in range(500):
+        by_step.send(k, k)
+        by_segment.send(k, k)
+        assert [(by_step.at(k), 1)] == by_segment.segments(k, 1)
+
+
 def test_lost_and_jittered_commands_keep_the_last_one_and_their_order():
     delay = CommandDelay(2, initial=-1, jitter=4, drop=0.3, seed=5)
     applied = []

@@ -25,9 +25,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from floating_base_control.robots.hopper.controller import HopperController, HopperGains
+from floating_base_control.robots.hopper.coordinates import polar_angle
+from floating_base_control.robots.hopper.laws import radial_spring_energy
 from floating_base_control.validation import InputError
 from floating_base_control.resources import hopper_urdf
-from floating_base_control.robots.hopper.model import hopper_model, planar_pose, planar_twist
+from floating_base_control.robots.hopper.model import PLANE_NORMAL, hopper_model, planar_pose, planar_twist
 from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K, HopperPlant
 from floating_base_control.sim.loop import CommandDelay, loop_delay_steps
 
@@ -208,15 +210,16 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
     n = model.n
     delay = CommandDelay(loop_delay_steps(loop_delay_s, timestep, timestep * control_every),
                          (np.zeros(n), 0.0, np.zeros(n)))
+    fallen_height, fallen_angle = fall_height * exp.gains.r_des, math.radians(fall_angle_deg)
     for k in range(int(round(duration / timestep))):
         if k % control_every == 0:
             cmd = controller.step(meas)
             delay.send(k, (cmd.tau, cmd.base_torque, cmd.tau_damping))
-        (applied, _), = delay.segments(k, 1)
+        applied = delay.at(k)
         com, com_vel, L, alpha_cf, impact = events.observe(plant, cmd)
         if k % log_every == 0:
             _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0)
-        if com[2] < fall_height * exp.gains.r_des or abs(alpha_cf) > math.radians(fall_angle_deg):
+        if com[2] < fallen_height or abs(alpha_cf) > fallen_angle:
             log.fell_at = plant.time
             break
         flows.add(plant.step(*applied), impact)
@@ -242,17 +245,17 @@ class _Events:
         self.touching, self.impact_until, self.td_speed, self.prev_vz = False, -1.0, 0.0, None
 
     def observe(self, plant, cmd):
-        """``(com, com_vel, L, alpha_cf, in_impact)`` at the current state; records the events."""
-        com, com_vel, L = plant.com_and_momentum()
-        alpha_cf = _alpha_cf(com, plant.foot_position())
+        """``(com, com_vel, L, alpha_cf, in_impact)`` at the current state (MuJoCo's rows: read them
+        before the next step); records the events."""
+        com, com_vel, L = plant.com_and_momentum(copy=False)
+        alpha_cf = _alpha_cf(com, plant.foot_position(copy=False))
         t, touching = plant.time, plant.touching()
         if touching and not self.touching:
             self.td_speed = float(np.linalg.norm(plant.foot_velocity()))
             self.log.touchdowns.append((t, alpha_cf, self.td_speed, plant.energies()[0]))
             self.impact_until = t + IMPACT_MAX_DURATION
         elif self.touching and not touching:
-            spring = 0.5 * self.gains.K_r * (cmd.r_cf - self.gains.r_des) ** 2
-            self.log.liftoffs.append((t, alpha_cf, spring))
+            self.log.liftoffs.append((t, alpha_cf, radial_spring_energy(cmd.r_cf, self.gains.r_des, self.gains.K_r)))
         if self.impact_until > t and np.linalg.norm(plant.foot_velocity()) < IMPACT_END_FRACTION * self.td_speed:
             self.impact_until = -1.0
         if self.prev_vz is not None and self.prev_vz > 0.0 >= com_vel[2] and not touching:
@@ -262,17 +265,17 @@ class _Events:
 
 
 def _alpha_cf(com, foot):
-    """Ground-truth ``alpha_i,cf`` of the world CoM and foot positions, rad."""
-    return math.atan2(foot[0] - com[0], com[2] - foot[2])
+    """Ground-truth ``alpha_i,cf`` ([Feurstein2021] eq. 4.22) of the world CoM and foot positions, rad."""
+    return polar_angle((foot[0] - com[0], foot[1] - com[1], foot[2] - com[2]))[0]
 
 
 def _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0):
-    g1, q, V1, qdot = plant.state()
+    g1, q, qdot = plant.base_pose_and_shape()
     kinetic, gravity = plant.energies()
     force = plant.floor_force()
     log.append(t=plant.time, com_x=com[0], com_y=com[1], com_z=com[2], com_vx=com_vel[0],
                com_vz=com_vel[2], base_x=g1[0, 3], base_z=g1[2, 3], q=q[0], qdot=qdot[0],
-               L=float(L @ [0.0, -1.0, 0.0]), p_x=plant.mass * com_vel[0], p_z=plant.mass * com_vel[2],
+               L=float(L @ PLANE_NORMAL), p_x=plant.mass * com_vel[0], p_z=plant.mass * com_vel[2],
                alpha_cf=alpha_cf, alpha=cmd.alpha, r_cf=cmd.r_cf, r_cf_dot=cmd.r_cf_dot,
                stance=int(cmd.stance), touching=int(plant.touching()), kinetic=kinetic, gravity=gravity,
                spring=cmd.virtual_spring_energy, E_ctrl=cmd.energy, E_mech=kinetic + gravity,
