@@ -35,8 +35,6 @@ def hopper():
     domain = ros_harness.domain_for(__name__)
     # a lockstep that never steps without an answer, however loaded the machine: the test is about the physics
     overrides = {"hopper_controller": [], "hopper_sim": [("lockstep_timeout", 10.0)]}
-    procs = [ros_harness.popen(node_command(module, CONFIG, overrides[module]), domain)
-             for module in ("hopper_sim", "hopper_controller")]
     client = ros_harness.Client(domain, [])
     client.odometry, client.force = [], []
     # a queue for every state of the run at 1 kHz: the loop, in lockstep, does not wait for this client, and a
@@ -44,6 +42,12 @@ def hopper():
     depth = int(2e3 * HOPPED)
     client.node.create_subscription(Odometry, "/base_odometry", client.odometry.append, depth)
     client.node.create_subscription(WrenchStamped, "/foot_force", client.force.append, depth)
+    # the simulator offers t = 0 once, as soon as a controller is there: this client must have found the
+    # simulator by then, or it misses the state (seen in CI: the first state received was t = 1 ms)
+    procs = [ros_harness.popen(node_command("hopper_sim", CONFIG, overrides["hopper_sim"]), domain)]
+    assert client.wait_for(lambda: all(client.node.count_publishers(topic)
+                                       for topic in ("/base_odometry", "/foot_force"))), "no hopper_sim"
+    procs.append(ros_harness.popen(node_command("hopper_controller", CONFIG, overrides["hopper_controller"]), domain))
     yield client
     client.close()
     for p in procs:
