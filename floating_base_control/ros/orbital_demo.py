@@ -32,6 +32,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from floating_base_control.control.shape import compensation_law
 from floating_base_control.estimation.observer import ObserverGains
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import orbital_robot_urdf, share_file
@@ -190,9 +191,9 @@ def scenario_overrides(scenario, joint_names):
     if scenario.name != "ideal":
         raise ValueError("over ROS 2 only the ideal scenario runs (mujoco_sim has no friction, encoder or "
                          "star-tracker models): run the realistic one without --ros")
-    if scenario.model_mass_error or scenario.compensation == "truth":
+    if scenario.model_mass_error or compensation_law(scenario.compensation).true_mu:
         raise ValueError("over ROS 2 the controller uses the plant's URDF and no ground truth: "
-                         "--mass-error and --compensation truth are ROS-free options")
+                         f"--mass-error and --compensation {scenario.compensation} are ROS-free options")
     integral = integral_gains(scenario)
     per_joint = [(f"{kind}.{j}", float(v)) for kind, values in
                  (("setpoint", scenario.q_d), ("stiffness", scenario.stiffness), ("damping", scenario.damping),

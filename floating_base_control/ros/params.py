@@ -146,8 +146,8 @@ def controller_params(joint_names, position_limits, effort_limits, joint_gains=N
         ParamSpec("hold_on_activate", True, "at activation, set every setpoint to the measured joint "
                   "position (no jump); false: use the setpoint parameters", read_only=True),
         ParamSpec("compensation", "tau2", "momentum compensation, [Mishra2023] eq. 45: tau1 (mu and "
-                  "qdot), tau2 (mu only) or none (PD only)", choices=tuple(c for c in COMPENSATIONS
-                                                                           if c != "truth")),
+                  "qdot), tau2 (mu only) or none (PD only)", choices=tuple(c for c, law in COMPENSATIONS.items()
+                                                                           if not law.true_mu)),
         ParamSpec("observer.k", g.k, "observer injection gain K = k I, eq. 37 (1/s)", (0.01, 200.0)),
         ParamSpec("observer.l_rot", g.l_rot, "observer stiffness on the rotation error, eq. 51 "
                   "(N m/rad)", (0.01, 1e5)),

@@ -29,7 +29,7 @@ from floating_base_control.robots.orbital.controller import OrbitalController
 from floating_base_control.robots.orbital.spacecraft import (Spacecraft, default_observer_gains, default_shape_gains,
                                                              default_shape_setpoints, mount_arm)
 from floating_base_control.control.limits import LimitMonitor
-from floating_base_control.control.shape import ShapeGains
+from floating_base_control.control.shape import ShapeGains, compensation_law
 from floating_base_control.dynamics.rel_matrices import locked_velocity, reduced_shape_inertia
 from floating_base_control.estimation.observer import ObserverGains
 from floating_base_control.estimation.sampling import check_observer_sampling
@@ -160,7 +160,7 @@ def run(scenario, progress=None, motion=None, evaluate=None):
     every = max(1, int(round(scenario.control_rate_hz / scenario.log_rate_hz)))
     log = Log()
     status = "completed"
-    truth_fed = scenario.compensation == "truth"
+    truth_fed = compensation_law(scenario.compensation).true_mu
     J0 = plant.momentum()
     monitor = LimitMonitor(truth_model.position_limits, truth_model.velocity_limits)
     delay, substeps = command_delay(scenario, truth_model.n), scenario.sim_substeps
