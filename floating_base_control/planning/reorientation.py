@@ -48,10 +48,10 @@ from scipy.optimize import minimize
 
 from .. import validation as check
 from ..analysis.locomotion import ccf_map
-from ..dynamics.centroidal import inertia_at_com
+from ..dynamics.centroidal import center_of_mass
 from ..validation import InputError
 from .clearance import BaseClearance
-from .holonomy import (attitudes_along, centroidal_angular_momentum, loop_holonomy_gradient, path_rotation,
+from .holonomy import (attitudes_along, loop_holonomy_gradient, momentum_at_rest, path_rotation,
                        right_jacobian_inverse, rotation_matrix, rotation_vector)
 from .paths import FourierLoop, LinePath
 from .timing import Hold, TimedPath, Trajectory, time_path
@@ -305,15 +305,15 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
                         base)
     moves = [] if np.array_equal(q_final, q0) else [LinePath(q0, q_final)]
     R_moves = path_rotation(model, loops.ws, moves[0], LANDING_STEPS) if moves else np.eye(3)
-    k = None if mu is None else centroidal_angular_momentum(model, q0, check.vector("mu", mu, 6))
-    if k is None or not k.any():
+    J = None if mu is None else momentum_at_rest(model, q0, check.vector("mu", mu, 6))
+    if J is None or not J.any():
         loop, n, phi = loops.land(rotation_vector(target @ R_moves.T), cycles)
-        trajectory, k = _trajectory(q0, loop, moves, limits), None
+        trajectory, J = _trajectory(q0, loop, moves, limits), None
     else:
-        loop, n, phi, trajectory = _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles,
+        loop, n, phi, trajectory = _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles,
                                                   max_duration, sample_period)
     plan = ReorientationPlan(model, trajectory, target, None if loop is None else loop.with_coefficients(
-        loop.coefficients, 1), n, phi, limits, k, sample_period)
+        loop.coefficients, 1), n, phi, limits, J, sample_period)
     plan.planning_time = time.perf_counter() - start
     return plan
 
@@ -339,8 +339,8 @@ def _trajectory(q0, loop, moves, limits, wait=0.0):
     return Trajectory(pieces)
 
 
-def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, max_duration, sample_period):
-    """``(loop, cycles, phi, trajectory)`` ending at the target with the angular momentum ``k`` about the CoM.
+def _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles, max_duration, sample_period):
+    """``(loop, cycles, phi, trajectory)`` ending at the target with the momentum ``J`` (``momentum_at_rest``).
 
     The base drifts: with the joints at rest it turns as the locked rigid body, ``D(t)`` (eq. 9 with the
     joints still, integrated once).  Were the locked inertia isotropic, the drift and the joints'
@@ -352,7 +352,7 @@ def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, 
     ``G <- G R1(T)^T target`` on the exact prediction, ``T`` fixed (the wait absorbs the loops' timing).
     """
     grid = np.arange(0.0, max_duration + DRIFT_STEP / 2, DRIFT_STEP)
-    drift = attitudes_along(model, Trajectory([Hold(q0, grid[-1])]), grid, k)
+    drift = attitudes_along(model, Trajectory([Hold(q0, grid[-1])]), grid, J)
     needed = np.einsum("tji,jk->tik", drift, target) @ R_moves.T           # D(T)^T target, then the moves
     angles = np.array([rotation_angle(G) for G in needed])
     move_time = sum(time_path(p, limits.velocity, limits.acceleration, TIMING_INTERVALS).duration for p in moves)
@@ -367,21 +367,23 @@ def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, 
         loop, n, _ = search.land(rotation_vector(needed[i]), cycles)
         loop_time = _trajectory(q0, loop, [], limits).duration
         if loop_time + move_time <= grid[i] * (1 - MOMENTUM_SLACK):
-            found = _momentum_corrected(model, q0, target, k, search, cycles or n, moves, R_moves, limits, grid[i],
+            found = _momentum_corrected(model, q0, target, J, search, cycles or n, moves, R_moves, limits, grid[i],
                                         needed[i] @ R_moves, sample_period)
             if found is not None and found[0] < MOMENTUM_TOLERANCE:
                 return found[1]
             if found is not None and (best is None or found[0] < best[0]):
                 best = found
         rate = min(rate, angles[i] / loop_time) * RATE_SCREEN
-    drift_rate = math.degrees(np.linalg.norm(_locked_angular_velocity(model, q0, k)))
+    kin = model.kinematics(q0)
+    k = J[:3] - np.cross(center_of_mass(kin), J[3:])                 # about the CoM
+    drift_rate = math.degrees(np.linalg.norm(np.linalg.solve(kin.M_b, J)[:3]))
     raise InputError(f"with the momentum (angular momentum {np.round(k, 4).tolist()} N m s about the CoM, a drift "
                      f"of {drift_rate:.3g} deg/s at rest), no end time within max_duration {max_duration} s was "
                      "found at which the loops reach the target" + (
                          "" if best is None else f" (closest: {math.degrees(best[0]):.3g} deg)"))
 
 
-def _momentum_corrected(model, q0, target, k, search, cycles, moves, R_moves, limits, end, G0, sample_period):
+def _momentum_corrected(model, q0, target, J, search, cycles, moves, R_moves, limits, end, G0, sample_period):
     """The corrections of :func:`_momentum_plan` from the joints' rotation ``G0`` (loops, then moves):
     ``G = G0 exp(x)`` with ``x`` solving ``log(R1(end)^T target) = 0`` by Broyden's method from the
     isotropic model's Jacobian ``-1`` (its first step is the fixed point ``G <- G R1(end)^T target``),
@@ -395,7 +397,7 @@ def _momentum_corrected(model, q0, target, k, search, cycles, moves, R_moves, li
             break
         trajectory = _trajectory(q0, loop, moves, limits, wait=end - loop_time)
         times = np.append(np.arange(0.0, trajectory.duration, sample_period), trajectory.duration)
-        r = rotation_vector(attitudes_along(model, trajectory, times, k)[-1].T @ target)
+        r = rotation_vector(attitudes_along(model, trajectory, times, J)[-1].T @ target)
         if best is None or np.linalg.norm(r) < best[0]:
             best = (np.linalg.norm(r), (loop, cycles, phi, trajectory))
         if np.linalg.norm(r) < MOMENTUM_TOLERANCE:
@@ -406,11 +408,6 @@ def _momentum_corrected(model, q0, target, k, search, cycles, moves, R_moves, li
         previous = (x, r)
         x = x - np.linalg.solve(B, r)
     return best
-
-
-def _locked_angular_velocity(model, q0, k):
-    """``omega_mu = I_c(q0)^-1 k``: the base's angular velocity with the joints at rest (start axes)."""
-    return np.linalg.solve(inertia_at_com(model.kinematics(q0)), k)
 
 
 class _LoopSearch:
