@@ -31,8 +31,9 @@ area integral of the curvature (Theorem 2, eq. 11).  :func:`plan_reorientation` 
    the path only, so the timing does not change it.  A different final shape adds a straight move at
    the end, whose own rotation the loops compensate.
 5. **Prediction.**  The base attitude along the timed trajectory by eq. 9 (with the momentum's drift if
-   there is momentum), at the trajectory's samples.  With momentum the plan also waits at ``q0`` for
-   the drift to bring the end time where the loops can land (:func:`_momentum_plan`).
+   there is momentum), at the trajectory's samples.  With momentum the plan also waits at its end for
+   the drift to bring the end time where the loops can land (:func:`_momentum_plan`); the wait leaves
+   room to land the remaining cycles anew when an executor corrects the plan (:func:`plan_remainder`).
 
 :func:`naive_baseline` is the comparison: the best single circle of the CCF maps (Algorithm 1) in one
 joint plane, repeated.
@@ -44,6 +45,7 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.interpolate import RegularGridInterpolator
+from scipy.linalg import null_space
 from scipy.optimize import minimize
 
 from .. import validation as check
@@ -54,7 +56,7 @@ from .clearance import BaseClearance
 from .holonomy import (attitudes_along, loop_holonomy_gradient, momentum_at_rest, path_rotation,
                        right_jacobian_inverse, rotation_matrix, rotation_vector)
 from .paths import FourierLoop, LinePath
-from .timing import Hold, TimedPath, Trajectory, time_path
+from .timing import Hold, TimedPath, Trajectory, TrajectoryWindow, time_path
 
 #: Joint position margin (rad) inside the limits, by default.
 DEFAULT_MARGIN = 0.05
@@ -218,7 +220,9 @@ class ReorientationPlan:
     ``times``, ``positions``, ``velocities``, ``accelerations``: the trajectory sampled every
     ``SAMPLE_PERIOD`` (and at its end); :meth:`evaluate` gives it at any time.  ``attitudes``: the
     predicted base rotation ``R1(0)^T R1(t)`` at ``times``.  ``loop``: one cycle of the loop, repeated
-    ``cycles`` times.
+    ``cycles`` times; ``cycle_times`` (cycles + 1,): when each cycle starts (and the last ends), s from the
+    plan's start, ``cycle_speeds``: the loop's path speed then (rad of its parameter per second).
+    ``momentum``: the momentum ``J`` of the prediction (:func:`~.holonomy.momentum_at_rest`; ``None``: zero).
     """
 
     def __init__(self, model, trajectory, target, loop, cycles, loop_rotation, limits, momentum=None,
@@ -226,8 +230,9 @@ class ReorientationPlan:
         self.joint_names = model.joint_names
         self.trajectory, self.target, self.loop, self.cycles = trajectory, target, loop, cycles
         self.loop_rotation = loop_rotation    #: rotation vector (rad) of one cycle at zero momentum
-        self.limits, self.name = limits, name
+        self.limits, self.name, self.momentum = limits, name, momentum
         self.planning_time = None             #: s, set by the planner when the plan is complete
+        self.cycle_times, self.cycle_speeds = _cycle_boundaries(trajectory, cycles)
         self.duration = trajectory.duration
         self.times = np.append(np.arange(0.0, self.duration, sample_period), self.duration)
         if self.times[-1] - self.times[-2] < 1e-9:
@@ -271,6 +276,23 @@ class ReorientationPlan:
                 "min_margin_beyond_required_rad": float(pos_margin)}
 
 
+def _cycle_boundaries(trajectory, cycles):
+    """``(times, path speeds)`` of the loop's cycle boundaries in ``trajectory`` (empty without a loop): the
+    timing grid has ``TIMING_INTERVALS`` intervals per cycle, so the boundaries are grid points."""
+    for start, piece in zip(trajectory.starts, trajectory.pieces):
+        if isinstance(piece, TimedPath) and isinstance(piece.path, FourierLoop):
+            i = np.arange(cycles + 1) * ((len(piece.timing.s) - 1) // cycles)
+            return start + piece.timing.t[i], piece.timing.sdot[i]
+    return np.zeros(0), np.zeros(0)
+
+
+def attitude_change(model, plan, start, end, J=None):
+    """``R1(start)^T R1(end)``: what ``plan`` turns the base by between two of its times (eq. 9; ``J``: the
+    momentum in the base frame at ``start``, :func:`~.holonomy.momentum_at_rest`; default none)."""
+    window = TrajectoryWindow(plan.trajectory, start, end)
+    return attitudes_along(model, window, [0.0, window.duration], J)[-1]
+
+
 # -- the planner -------------------------------------------------------------------------------------
 
 def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None, margin=DEFAULT_MARGIN,
@@ -281,7 +303,7 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
     :func:`rotation_from_axis_angle`) from shape ``q0``, ending at ``q_final`` (default ``q0``).
 
     ``mu``: the locked velocity ``[omega; v]`` at the start (the base's twist if the joints were at rest;
-    default zero).  With momentum the base drifts; the plan waits at ``q0`` first, then moves, so that the
+    default zero).  With momentum the base drifts; the plan moves, then waits at its last shape, so that the
     attitude at its end (at most ``max_duration`` s) is the target (:func:`_momentum_plan`).
     ``joints``: names or indices of the joints the loops may use (default all).  ``cycles``: the number of
     loop cycles to try first (default: the fewest the fastest loop needs).  Limits: see :func:`joint_limits`.
@@ -328,12 +350,13 @@ def _base_clearance(model, clearance):
 
 
 def _trajectory(q0, loop, moves, limits, wait=0.0):
-    """Wait at ``q0``, the loop's cycles, then the moves, each timed from rest to rest."""
+    """The loop's cycles, then the moves, each timed from rest to rest, then a wait (at the last shape)."""
     v, a = limits.velocity, limits.acceleration
-    pieces = [Hold(q0, wait)]
+    pieces = []
     if loop is not None:
         pieces.append(TimedPath(loop, time_path(loop, v, a, TIMING_INTERVALS * loop.cycles)))
     pieces += [TimedPath(p, time_path(p, v, a, TIMING_INTERVALS)) for p in moves]
+    pieces.append(Hold(moves[-1].q_b if moves else q0, wait))
     if all(p.duration <= 0 for p in pieces):
         pieces = [Hold(q0, SAMPLE_PERIOD)]
     return Trajectory(pieces)
@@ -347,8 +370,8 @@ def _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles, 
     zero-momentum rotation ``G`` would compose exactly, ``R1(T) = D(T) G``: the spin about the conserved
     momentum is the same whatever the joints do (the dynamic and the geometric phase [Shammas2007]).  So
     the joints must add ``G(T) = D(T)^T target`` by the end ``T``.  The plan takes the first ``T`` of a grid
-    at which the loops for ``G(T)`` fit in time (screened with the loops' rate, then planned), waits at
-    ``q0`` for the rest of ``T``, and corrects ``G`` for the real, anisotropic inertia by the fixed point
+    at which the loops for ``G(T)`` fit in time (screened with the loops' rate, then planned), waits (after
+    the loops and moves) for the rest of ``T``, and corrects ``G`` for the real, anisotropic inertia by the fixed point
     ``G <- G R1(T)^T target`` on the exact prediction, ``T`` fixed (the wait absorbs the loops' timing).
     """
     grid = np.arange(0.0, max_duration + DRIFT_STEP / 2, DRIFT_STEP)
@@ -384,18 +407,35 @@ def _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles, 
 
 
 def _momentum_corrected(model, q0, target, J, search, cycles, moves, R_moves, limits, end, G0, sample_period):
-    """The corrections of :func:`_momentum_plan` from the joints' rotation ``G0`` (loops, then moves):
-    ``G = G0 exp(x)`` with ``x`` solving ``log(R1(end)^T target) = 0`` by Broyden's method from the
-    isotropic model's Jacobian ``-1`` (its first step is the fixed point ``G <- G R1(end)^T target``),
-    predicted on the plan's samples.  ``(error, (loop, cycles, phi, trajectory))`` of the best iterate, or
-    ``None`` if the loops outgrow ``end``."""
-    x, B, previous, best, loop = np.zeros(3), -np.eye(3), None, None, None
-    for _ in range(MOMENTUM_ITERATIONS):
-        loop, cycles, phi = search.land(rotation_vector(G0 @ rotation_matrix(x) @ R_moves.T), cycles, loop)
+    """The corrections of :func:`_momentum_plan` from the joints' rotation ``G0`` (loops, then moves), landed by
+    :func:`_land_by_prediction` with the loops and moves followed by a wait until ``end``.  Each landing continues
+    from the last one's loop."""
+    last = [None, cycles]
+
+    def land(G):
+        loop, n, phi = search.land(rotation_vector(G @ R_moves.T), last[1], last[0])
+        last[:] = loop, n
+        return loop, n, phi
+
+    def trajectory_of(loop):
         loop_time = _trajectory(q0, loop, moves, limits).duration
-        if loop_time > end:
+        return None if loop_time > end else _trajectory(q0, loop, moves, limits, wait=end - loop_time)
+    return _land_by_prediction(model, J, target, G0, land, trajectory_of, sample_period)
+
+
+def _land_by_prediction(model, J, target, G0, land, trajectory_of, sample_period):
+    """The joints' rotation ``G = G0 exp(x)`` whose trajectory ends at ``target`` with the momentum ``J``:
+    ``x`` solves ``log(R1(end)^T target) = 0`` by Broyden's method from the isotropic model's Jacobian ``-1``
+    (its first step is the fixed point ``G <- G R1(end)^T target``), predicted on the plan's samples.
+    ``land(G)`` gives ``(loop, cycles, phi)`` turning the base by ``G`` at zero momentum, ``trajectory_of(loop)``
+    its timed trajectory (``None`` if the loops outgrow the time).  ``(error, (loop, cycles, phi,
+    trajectory))`` of the best iterate, or ``None``."""
+    x, B, previous, best = np.zeros(3), -np.eye(3), None, None
+    for _ in range(MOMENTUM_ITERATIONS):
+        loop, cycles, phi = land(G0 @ rotation_matrix(x))
+        trajectory = trajectory_of(loop)
+        if trajectory is None:
             break
-        trajectory = _trajectory(q0, loop, moves, limits, wait=end - loop_time)
         times = np.append(np.arange(0.0, trajectory.duration, sample_period), trajectory.duration)
         r = rotation_vector(attitudes_along(model, trajectory, times, J)[-1].T @ target)
         if best is None or np.linalg.norm(r) < best[0]:
@@ -408,6 +448,61 @@ def _momentum_corrected(model, q0, target, J, search, cycles, moves, R_moves, li
         previous = (x, r)
         x = x - np.linalg.solve(B, r)
     return best
+
+
+def plan_remainder(model, plan, cycle, target, J=None, end=None, clearance=CLEARANCE, sample_period=SAMPLE_PERIOD):
+    """The rest of ``plan`` from the start of its cycle ``cycle`` (``1 <= cycle < plan.cycles``), landed anew.
+
+    A :class:`ReorientationPlan` that starts there (at the loop's base, moving at the plan's path speed then) and
+    turns the base by ``target`` (3x3, in the base frame then) in the plan's remaining cycles, of a loop near its
+    own with the same velocity at the base (Gauss-Newton from it, the steps keeping ``q'(0)``: the trajectory goes
+    on without a step in velocity).  With the momentum ``J`` (:func:`~.holonomy.momentum_at_rest`, in the base
+    frame then) the attitude ``end`` s later (default: when ``plan`` ends) is the target: the loops, then rest at
+    the loop's base until then (:func:`_land_by_prediction`).  What an executor calls when its attitude estimate
+    differs from the prediction (``planning/execution.py``).  Raises :class:`InputError` if no such loop is found
+    within the limits."""
+    start = time.perf_counter()
+    if plan.loop is None or not 1 <= cycle < plan.cycles or len(plan.trajectory.pieces) > 2:
+        raise InputError(f"a remainder starts at a cycle in [1, {plan.cycles}) of a plan of loops (no final move), "
+                         f"got cycle {cycle}")
+    target = _rotation("target", target)
+    loop, limits, remaining = plan.loop, plan.limits, plan.cycles - cycle
+    theta = rotation_vector(target)
+    axis = theta / np.linalg.norm(theta) if np.linalg.norm(theta) > 0 else plan.axis
+    family = _LoopFamily(model, loop.q_base, loop.joints, loop.harmonics, limits, axis, _base_clearance(model, clearance))
+    current = [loop.coefficients]
+
+    def land(G):
+        phi = rotation_vector(G) / remaining
+        c = family.landed(None, phi, current[0], keep_start_velocity=True)
+        if c is None:
+            raise InputError(f"no loop near the plan's turns the base by {math.degrees(np.linalg.norm(phi)):.4g} deg "
+                             f"per cycle within the limits")
+        current[0] = c
+        return family.loop(c, remaining), remaining, phi
+
+    def timed(loop_n):
+        return TimedPath(loop_n, time_path(loop_n, limits.velocity, limits.acceleration, TIMING_INTERVALS * remaining,
+                                           plan.cycle_speeds[cycle]))
+    if J is None or not np.any(J):
+        loop_n, _, phi = land(target)
+        trajectory, J = Trajectory([timed(loop_n)]), None
+    else:
+        end = plan.duration - plan.cycle_times[cycle] if end is None else float(end)
+        drift = attitudes_along(model, Trajectory([Hold(loop.q_base, end)]), [0.0, end], J)[-1]
+
+        def trajectory_of(loop_n):
+            piece = timed(loop_n)
+            return None if piece.duration > end else Trajectory([piece, Hold(loop.q_base, end - piece.duration)])
+        found = _land_by_prediction(model, J, target, drift.T @ target, land, trajectory_of, sample_period)
+        if found is None or found[0] >= MOMENTUM_TOLERANCE:
+            raise InputError(f"the remaining {remaining} cycles cannot end at the target at {end:.4g} s with the "
+                             "momentum" + ("" if found is None else f" (closest: {math.degrees(found[0]):.3g} deg)"))
+        loop_n, _, phi, trajectory = found[1]
+    out = ReorientationPlan(model, trajectory, target, loop_n.with_coefficients(loop_n.coefficients, 1), remaining,
+                            phi, limits, J, sample_period, name="remainder")
+    out.planning_time = time.perf_counter() - start
+    return out
 
 
 class _LoopSearch:
@@ -741,32 +836,49 @@ class _LoopFamily:
 
     # -- landing --
 
-    def landed(self, best, phi_target, start=None):
+    def landed(self, best, phi_target, start=None, keep_start_velocity=False):
         """Coefficients of a cycle that turns the base by exactly ``phi_target``, or ``None`` if none is found
-        within the position limits: from ``start`` (coefficients), or the fastest loop scaled to the target (or,
-        if the scaled loop leaves the limits, :meth:`fastest` with the target from it), then Gauss-Newton
-        (minimum-norm steps) to round-off on the finer integration."""
-        scale = math.sqrt(np.linalg.norm(phi_target) / (best.phi @ self.axis))
-        c = best.x[:-1] * scale if start is None else np.ravel(start)
-        if start is None and self._room(c.reshape(self.shape)) < 1.0:
-            c = self.fastest(np.append(c, best.x[-1] * scale), phi_target).x[:-1]
+        within the position limits: from ``start`` (coefficients), or the fastest loop ``best`` scaled to the
+        target (or, if the scaled loop leaves the limits, :meth:`fastest` with the target from it), then
+        Gauss-Newton (minimum-norm steps) to round-off on the finer integration.  ``keep_start_velocity``: the
+        steps keep ``q'(0)``, the loop's velocity at its base, that of ``start`` (a plan replacing another
+        mid-motion continues its velocity)."""
+        if start is None:
+            scale = math.sqrt(np.linalg.norm(phi_target) / (best.phi @ self.axis))
+            c = best.x[:-1] * scale
+            if self._room(c.reshape(self.shape)) < 1.0:
+                c = self.fastest(np.append(c, best.x[-1] * scale), phi_target).x[:-1]
+        else:
+            c = np.ravel(start)
+        free = self._start_velocity_kept() if keep_start_velocity else None
         steps = LANDING_STEPS
         while c is not None:
-            c = self._gauss_newton(c, phi_target, steps)
+            c = self._gauss_newton(c, phi_target, steps, free)
             if c is None or steps >= MAX_LANDING_STEPS or np.linalg.norm(
                     self.rotation(c, 2 * steps) - self.rotation(c, steps)) <= DISCRETIZATION_TOLERANCE:
                 break
             steps *= 2                          # the integration is not converged: land on a finer one
         return c if c is not None and self._room(c.reshape(self.shape), self.dense) >= 1.0 and self.clear(c) else None
 
-    def _gauss_newton(self, c, phi_target, steps):
+    def _start_velocity_kept(self):
+        """A basis (columns) of the coefficient changes that keep ``q'(0) = B'(0) c``, joint by joint."""
+        dB0 = self.template.basis(np.zeros(1))[1][0]
+        J = self.shape[1]
+        C = np.zeros((J, self.shape[0], J))
+        C[np.arange(J), :, np.arange(J)] = dB0
+        return null_space(C.reshape(J, -1))
+
+    def _gauss_newton(self, c, phi_target, steps, free=None):
         """Coefficients near ``c`` whose cycle (integrated in ``steps`` steps) turns the base by ``phi_target``
-        to ``LANDING_TOLERANCE`` (minimum-norm steps; the curvature Jacobian of the search), or ``None``."""
+        to ``LANDING_TOLERANCE`` (minimum-norm steps, within the columns of ``free`` if given; the curvature
+        Jacobian of the search), or ``None``."""
         for _ in range(LANDING_ITERATIONS):
             r = phi_target - self.rotation(c, steps)
             if np.linalg.norm(r) < LANDING_TOLERANCE:
                 return c
-            c = c + np.linalg.lstsq(self.rotation_jacobian(c), r, rcond=None)[0]
+            G = self.rotation_jacobian(c)
+            c = c + (np.linalg.lstsq(G, r, rcond=None)[0] if free is None
+                     else free @ np.linalg.lstsq(G @ free, r, rcond=None)[0])
         return None
 
 
