@@ -91,11 +91,8 @@ TIMING_INTERVALS = 256
 LANDING_TOLERANCE, DISCRETIZATION_TOLERANCE, MAX_LANDING_STEPS = 1e-11, 1e-9, 1024
 #: Gauss-Newton iterations allowed when landing.
 LANDING_ITERATIONS = 12
-#: The fastest loop's rotation about other axes, relative to that about the axis, above which the joints are
-#: taken to be unable to turn the base about the axis alone (the landing then removes the rest exactly).
-OFF_AXIS_TOLERANCE = 0.05
-#: Refuse targets that need more cycles than this.
-MAX_CYCLES = 400
+#: Refuse targets that need more cycles than this; the numbers of cycles a landing tries (from the fewest).
+MAX_CYCLES, LANDING_ATTEMPTS = 400, 8
 #: With momentum: the drift's time step (s) and the end-time grid's; the plans screened; the loops' rate
 #: discount when screening end times; the slack kept for the corrections; the fixed-point iterations.
 DRIFT_STEP, MOMENTUM_SEARCHES, RATE_SCREEN, MOMENTUM_SLACK, MOMENTUM_ITERATIONS = 0.05, 4, 0.9, 0.1, 16
@@ -573,19 +570,20 @@ class _AxisLoops:
         max_cycles = self.loops.max_cycles
         names = [self.loops.model.joint_names[j] for j in self.joints]
         needed = np.linalg.norm(theta) / max(self.per_cycle, 1e-300)
-        if self.best.off_axis > OFF_AXIS_TOLERANCE * self.per_cycle or needed > max_cycles:
+        if self.per_cycle <= 0 or needed > max_cycles:
             raise InputError(f"the joints {names} cannot turn the base about {np.round(self.axis, 4).tolist()} "
                              f"within the limits: the best loop turns {math.degrees(self.per_cycle):.3g} deg per "
                              f"cycle about it (and {math.degrees(self.best.off_axis):.3g} deg about other axes); "
                              f"{math.degrees(np.linalg.norm(theta)):.4g} deg would need {needed:.4g} cycles "
                              f"(max_cycles {max_cycles})")
         first = cycles or max(1, math.ceil(needed - 1e-9))
-        for n in range(first, max_cycles + 1):
+        last = min(first + LANDING_ATTEMPTS - 1, max_cycles)
+        for n in range(first, last + 1):
             c = self.family.landed(self.best, theta / n, None if start is None or n != first else start.coefficients)
             if c is not None:
                 return self.family.loop(c, n), n, theta / n
         raise InputError(f"no loop of the joints {names} lands on the target within the limits in {first} to "
-                         f"{max_cycles} cycles")
+                         f"{last} cycles")
 
 
 def _check_within(model, name, q, limits):

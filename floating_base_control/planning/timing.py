@@ -113,13 +113,13 @@ class PathTiming(NamedTuple):
         return float(self.t[-1])
 
     def at(self, t):
-        """``(s, sdot, sddot)`` at times ``t`` (array, clipped to ``[0, duration]``)."""
+        """``(s, sdot, sddot)`` at times ``t`` (array, clipped to ``[0, duration]``; at rest from the end on)."""
         t = np.clip(np.asarray(t, dtype=float), 0.0, self.t[-1])
         i = np.clip(np.searchsorted(self.t, t, side="right") - 1, 0, len(self.u) - 1)
         tau = t - self.t[i]
         u = self.u[i]
         return (np.minimum(self.s[i] + self.sdot[i] * tau + 0.5 * u * tau**2, self.s[-1]),
-                np.maximum(self.sdot[i] + u * tau, 0.0), u)
+                np.maximum(self.sdot[i] + u * tau, 0.0), np.where(t < self.t[-1], u, 0.0))
 
 
 def time_path(path, vmax, amax, intervals, sdot_start=0.0):
