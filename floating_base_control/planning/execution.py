@@ -220,6 +220,7 @@ class ReorientTask:
         self.outstanding = None   #: the id of the request awaited
         self.corrections = self.cycles = 0
         self.end_time = self.at_rest_since = None
+        self.motion_end = None    #: when the last plan ended
         self._error_sum, self._error_count = np.zeros(3), 0
         self.momentum = False
         self._g_hat, self._mu, self._q = None, None, np.array(q0, dtype=float)
@@ -279,7 +280,7 @@ class ReorientTask:
         if self.pending_target is not None:              # a new target: its own plans, cycles and end
             self.target, self.pending_target = self.pending_target, None
             self.momentum = bool(np.linalg.norm(np.asarray(self._mu)[:3]) > self.momentum_threshold)
-            self.end_time = self.first_plan = None
+            self.end_time = self.first_plan = self.motion_end = None
             self.cycles = self.corrections = 0
             self._plan_from_rest(t, None if self.momentum else averaged)
             return
@@ -344,7 +345,7 @@ class ReorientTask:
             return
         if t >= start + result.summary["duration_s"]:
             self.cycles += result.summary["cycles"]
-            self.running = None
+            self.running, self.motion_end = None, start + result.summary["duration_s"]
             if self.momentum and self.pending_target is None:
                 self.status = "done"
                 self.log.append((t, "done", "at the plan's end (with momentum the base drifts on)"))

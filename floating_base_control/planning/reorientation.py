@@ -228,7 +228,9 @@ class ReorientationPlan:
         self.trajectory, self.target, self.loop, self.cycles = trajectory, target, loop, cycles
         self.loop_rotation = loop_rotation    #: rotation vector (rad) of one cycle at zero momentum
         self.limits, self.name, self.momentum = limits, name, momentum
-        self.planning_time = None             #: s, set by the planner when the plan is complete
+        self.planning_time = None             #: s (wall clock), set by the planner when the plan is complete
+        self.planning_cpu_time = None         #: s of the process's CPU time meanwhile (a loaded machine's wall time
+                                              #: is longer; this is what the planning costs)
         self.cycle_times, self.cycle_speeds = _cycle_boundaries(trajectory, cycles)
         self.duration = trajectory.duration
         self.times = np.append(np.arange(0.0, self.duration, sample_period), self.duration)
@@ -264,6 +266,7 @@ class ReorientationPlan:
                 "target_rotation_deg": math.degrees(rotation_angle(self.target)),
                 "predicted_error_deg": math.degrees(self.error),
                 "cycles": self.cycles, "duration_s": self.duration, "planning_time_s": self.planning_time,
+                "planning_cpu_s": self.planning_cpu_time,
                 "rotation_per_cycle_deg": math.degrees(self.rotation_per_cycle),
                 "rotation_rate_deg_s": math.degrees(rotation_angle(self.target)) / self.duration,
                 "loop_joints": [self.joint_names[j] for j in self.loop.joints] if self.loop is not None else [],
@@ -309,7 +312,7 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
     Method: the module doc.  Raises :class:`InputError` with the reason if the target cannot be reached
     within the limits.
     """
-    start = time.perf_counter()
+    start = _clocks()
     q0 = check.vector("q0", q0, model.n)
     target = _rotation("target", target)
     limits = joint_limits(model, margin, position_limits, velocity_limits, acceleration_limits)
@@ -333,8 +336,17 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
                                                   max_duration, sample_period)
     plan = ReorientationPlan(model, trajectory, target, None if loop is None else loop.with_coefficients(
         loop.coefficients, 1), n, phi, limits, J, sample_period)
-    plan.planning_time = time.perf_counter() - start
+    plan.planning_time, plan.planning_cpu_time = _elapsed(start)
     return plan
+
+
+def _clocks():
+    return time.perf_counter(), time.process_time()
+
+
+def _elapsed(start):
+    """``(wall, CPU)`` seconds since ``start = _clocks()``."""
+    return tuple(now - then for now, then in zip(_clocks(), start))
 
 
 def _base_clearance(model, clearance):
@@ -458,7 +470,7 @@ def plan_remainder(model, plan, cycle, target, J=None, end=None, clearance=CLEAR
     the loop's base until then (:func:`_land_by_prediction`).  What an executor calls when its attitude estimate
     differs from the prediction (``planning/execution.py``).  Raises :class:`InputError` if no such loop is found
     within the limits."""
-    start = time.perf_counter()
+    start = _clocks()
     if plan.loop is None or not 1 <= cycle < plan.cycles or len(plan.trajectory.pieces) > 2:
         raise InputError(f"a remainder starts at a cycle in [1, {plan.cycles}) of a plan of loops (no final move), "
                          f"got cycle {cycle}")
@@ -498,7 +510,7 @@ def plan_remainder(model, plan, cycle, target, J=None, end=None, clearance=CLEAR
         loop_n, _, phi, trajectory = found[1]
     out = ReorientationPlan(model, trajectory, target, loop_n.with_coefficients(loop_n.coefficients, 1), remaining,
                             phi, limits, J, sample_period, name="remainder")
-    out.planning_time = time.perf_counter() - start
+    out.planning_time, out.planning_cpu_time = _elapsed(start)
     return out
 
 
@@ -979,7 +991,7 @@ def baseline_plan(model, q0, target, circle=None, margin=DEFAULT_MARGIN, positio
     """The naive plan: move to the start of the :func:`naive_baseline` circle for the target's axis, repeat it
     until the rotation about the axis is reached (rounded up to whole cycles), move back; nothing corrects
     the rotation about the other axes."""
-    start = time.perf_counter()
+    start = _clocks()
     target = _rotation("target", target)
     theta = rotation_vector(target)
     axis = theta / np.linalg.norm(theta)
@@ -993,5 +1005,5 @@ def baseline_plan(model, q0, target, circle=None, margin=DEFAULT_MARGIN, positio
                                      TIMING_INTERVALS * (cycles if p is loop else 1))) for p in paths]
     plan = ReorientationPlan(model, Trajectory(pieces), target, circle.loop, cycles, circle.phi, limits,
                              sample_period=sample_period, name="baseline")
-    plan.planning_time = time.perf_counter() - start
+    plan.planning_time, plan.planning_cpu_time = _elapsed(start)
     return plan
