@@ -67,6 +67,7 @@ class PlanRequest(NamedTuple):
     target: np.ndarray             #: the target attitude (3x3)
     start_time: float = 0.0        #: "plan": when it starts (with momentum; without, when ready)
     plan_id: int = -1              #: "remainder", "stop": the running plan
+    plan_start: float = math.nan   #: "remainder", "stop": when the running plan started (the executor's clock)
     cycle: int = 0                 #: "remainder", "stop": the cycle the new plan starts at
     end_time: float = math.nan     #: with momentum: when the attitude must be the target
 
@@ -101,7 +102,7 @@ class Planner:
             return PlanResult(request, -1, math.nan, None, np.zeros(0), {"reason": str(exc)})
         plan_id = next(self._ids)
         self.plans = {k: v for k, v in self.plans.items() if k >= plan_id - 3}     # the running ones
-        self.plans[plan_id] = (plan, start)
+        self.plans[plan_id] = plan
         return PlanResult(request, plan_id, start, plan.trajectory, plan.cycle_times, plan.summary())
 
     def _momentum(self, request, attitude):
@@ -127,7 +128,7 @@ class Planner:
     def _running(self, request):
         if request.plan_id not in self.plans:
             raise InputError(f"plan {request.plan_id} is not the planner's (any more)")
-        plan, start = self.plans[request.plan_id]
+        plan, start = self.plans[request.plan_id], request.plan_start
         if not 1 <= request.cycle < plan.cycles:
             raise InputError(f"cycle {request.cycle} is not a boundary inside plan {request.plan_id}")
         return plan, start, start + plan.cycle_times[request.cycle]
@@ -355,7 +356,7 @@ class ReorientTask:
         while j < len(times) - 1 and t >= start + times[j] - self.lead_s:
             if t < start + times[j] and self.outstanding is None:
                 kind = "stop" if self.pending_target is not None else "remainder"
-                self._request(t, kind, plan_id=result.plan_id, cycle=j,
+                self._request(t, kind, plan_id=result.plan_id, plan_start=start, cycle=j,
                               end_time=self.end_time if self.momentum else math.nan)
             j += 1
         self.running = (result, j)
