@@ -34,7 +34,7 @@ import numpy as np
 
 from ..control.trajectory import ReferenceSample
 from ..control.tracking import JointTask
-from ..dynamics.centroidal import center_of_mass
+from ..dynamics.centroidal import center_of_mass, com_from_locked_inertia
 from ..validation import FloatingBaseError, InputError
 from . import reorientation as ro
 from .holonomy import attitudes_along, momentum_at_rest, rotation_matrix, rotation_vector
@@ -50,6 +50,9 @@ TOLERANCE = math.radians(0.05)
 MAX_CORRECTIONS = 2
 #: Locked angular speed (rad/s) of the estimate below which the momentum is taken as zero.
 MOMENTUM_THRESHOLD = math.radians(0.05)
+#: Change of the momentum's estimate over a settling window, as a drift rate (rad/s), below which the observer is
+#: taken to have converged; the longest settling (s) waiting for it.
+MOMENTUM_STEADY, MAX_SETTLE_S = math.radians(0.01), 30.0
 #: Options of :func:`~.reorientation.plan_reorientation` the executor passes on (the rest are its defaults).
 PLAN_OPTIONS = ("joints", "margin", "velocity_limits", "acceleration_limits", "harmonics", "loop_joints",
                 "max_cycles", "clearance", "max_duration")
@@ -156,6 +159,13 @@ class Planner:
         return stop, boundary
 
 
+def _waits(trajectory, duration):
+    """Whether ``trajectory`` starts with a wait at rest of at least ``duration`` (a plan with momentum waits first:
+    starting it that much late, from its own start time, changes nothing)."""
+    first = trajectory.pieces[0]
+    return isinstance(first, Hold) and first.duration >= duration
+
+
 class SynchronousPlanner:
     """A :class:`Planner` run in the caller's thread at :meth:`submit`; a result is ready ``latency_s`` after its
     request's time (the caller's clock), as a worker taking that long would deliver it."""
@@ -247,7 +257,7 @@ class ReorientTask:
             self._settle()
 
     def torque(self, t, q, qdot, terms, mu, compensation, g_hat=None):
-        self._g_hat, self._mu, self._q = g_hat, mu, q
+        self._g_hat, self._mu, self._q, self._M_b = g_hat, mu, q, terms.M_b
         self._update(t)
         return self.tracker.torque(t, q, qdot, terms, mu, compensation, g_hat)
 
@@ -266,16 +276,28 @@ class ReorientTask:
     def _settle(self):
         """At rest: wait ``settle_s``, averaging the estimate's error over its second half (module doc)."""
         self.status, self.outstanding, self.at_rest_since = "settling", None, None
-        self._error_sum, self._error_count = np.zeros(3), 0
+        self._settling_since = None
+        self._window()
+
+    def _window(self):
+        self._error_sum, self._error_count, self._k_window = np.zeros(3), 0, None
 
     def _settling(self, t):
+        """The window's averages; at its end, a plan or the verdict, unless the momentum's estimate still changes
+        (:meth:`_steady`), which restarts the window."""
         if self.at_rest_since is None:
-            self.at_rest_since = t
+            self.at_rest_since = self._settling_since = t
         target = self.pending_target if self.pending_target is not None else self.target
         if t >= self.at_rest_since + 0.5 * self.settle_s:
             self._error_sum += rotation_vector(target.T @ self._g_hat[:3, :3])
             self._error_count += 1
+            if self._k_window is None:
+                self._k_window = self._angular_momentum()
         if t < self.at_rest_since + self.settle_s:
+            return
+        if not self._steady() and t < self._settling_since + MAX_SETTLE_S:
+            self.at_rest_since = t - 0.5 * self.settle_s
+            self._window()
             return
         averaged = target @ rotation_matrix(self._error_sum / self._error_count)
         if self.pending_target is not None:              # a new target: its own plans, cycles and end
@@ -319,7 +341,7 @@ class ReorientTask:
             return
         if kind == "plan":
             start = result.start_time if self.momentum else max(t, result.start_time)
-            if start < t:                        # a momentum plan later than its start: plan again
+            if start < t and not _waits(result.trajectory, t - start):   # with momentum, its time is the plan's
                 self.log.append((t, "plan late", f"{t - start:.3f} s after its start"))
                 self._plan_from_rest(t, None)
                 return
@@ -333,6 +355,8 @@ class ReorientTask:
             return
         else:
             self.cycles += result.request.cycle  # the running plan's cycles until the boundary
+            if self.momentum and kind == "remainder":      # its loops may end later: the target is then
+                self.end_time = result.start_time + result.summary["duration_s"]
         self.reference.play(result.start_time, result.trajectory)
         self.running = (result, 1)
         self.status = "executing"
@@ -360,6 +384,21 @@ class ReorientTask:
                               end_time=self.end_time if self.momentum else math.nan)
             j += 1
         self.running = (result, j)
+
+    def _angular_momentum(self):
+        """``(k, I)``: the estimate's angular momentum about the CoM in world axes (conserved), and the locked
+        system's mean principal inertia, from ``M_b`` and ``mu_hat`` of the tick ([Mishra2023] Def. 2)."""
+        M_b = self._M_b
+        J = M_b @ np.asarray(self._mu, dtype=float)
+        c = com_from_locked_inertia(M_b)
+        inertia = (np.trace(M_b[:3, :3]) - 2 * M_b[3, 3] * c @ c) / 3
+        return self._g_hat[:3, :3] @ (J[:3] - np.cross(c, J[3:])), inertia
+
+    def _steady(self):
+        """Whether the momentum's estimate changed over the window by less than ``MOMENTUM_STEADY`` of drift rate:
+        the observer has converged (the true momentum is conserved)."""
+        (k0, inertia), (k1, _) = self._k_window, self._angular_momentum()
+        return np.linalg.norm(k1 - k0) / inertia < MOMENTUM_STEADY
 
     def estimated_error(self):
         """Angle (rad) between the target and the observer's attitude estimate (nan without either)."""

@@ -31,9 +31,8 @@ area integral of the curvature (Theorem 2, eq. 11).  :func:`plan_reorientation` 
    the path only, so the timing does not change it.  A different final shape adds a straight move at
    the end, whose own rotation the loops compensate.
 5. **Prediction.**  The base attitude along the timed trajectory by eq. 9 (with the momentum's drift if
-   there is momentum), at the trajectory's samples.  With momentum the plan also waits at its end for
-   the drift to bring the end time where the loops can land (:func:`_momentum_plan`); the wait leaves
-   room to land the remaining cycles anew when an executor corrects the plan (:func:`plan_remainder`).
+   there is momentum), at the trajectory's samples.  With momentum the plan also waits at ``q0`` for
+   the drift to bring the end time where the loops can land (:func:`_momentum_plan`).
 
 :func:`naive_baseline` is the comparison: the best single circle of the CCF maps (Algorithm 1) in one
 joint plane, repeated.
@@ -95,7 +94,7 @@ LANDING_ITERATIONS = 12
 MAX_CYCLES, LANDING_ATTEMPTS = 400, 8
 #: With momentum: the drift's time step (s) and the end-time grid's; the plans screened; the loops' rate
 #: discount when screening end times; the slack kept for the corrections; the fixed-point iterations.
-DRIFT_STEP, MOMENTUM_SEARCHES, RATE_SCREEN, MOMENTUM_SLACK, MOMENTUM_ITERATIONS = 0.05, 4, 0.9, 0.1, 16
+DRIFT_STEP, MOMENTUM_SEARCHES, RATE_SCREEN, MOMENTUM_SLACK, MOMENTUM_ITERATIONS = 0.05, 8, 0.9, 0.25, 16
 #: With momentum: the end attitude's tolerance (rad) of the corrections (a plan that does not reach it is refused);
 #: of a remainder's (its loops' time-optimal timing jumps by a few percent between nearby loops, where the grid's
 #: check finds the limits exceeded or not, and the anisotropic drift makes that ~5e-5 rad at the end: far below
@@ -306,7 +305,7 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
     :func:`rotation_from_axis_angle`) from shape ``q0``, ending at ``q_final`` (default ``q0``).
 
     ``mu``: the locked velocity ``[omega; v]`` at the start (the base's twist if the joints were at rest;
-    default zero).  With momentum the base drifts; the plan moves, then waits at its last shape, so that the
+    default zero).  With momentum the base drifts; the plan waits at ``q0`` first, then moves, so that the
     attitude at its end (at most ``max_duration`` s) is the target (:func:`_momentum_plan`).
     ``joints``: names or indices of the joints the loops may use (default all).  ``cycles``: the number of
     loop cycles to try first (default: the fewest the fastest loop needs).  Limits: see :func:`joint_limits`.
@@ -362,13 +361,12 @@ def _base_clearance(model, clearance):
 
 
 def _trajectory(q0, loop, moves, limits, wait=0.0):
-    """The loop's cycles, then the moves, each timed from rest to rest, then a wait (at the last shape)."""
+    """A wait at ``q0``, the loop's cycles, then the moves, each timed from rest to rest."""
     v, a = limits.velocity, limits.acceleration
-    pieces = []
+    pieces = [Hold(q0, wait)]
     if loop is not None:
         pieces.append(TimedPath(loop, time_path(loop, v, a, TIMING_INTERVALS * loop.cycles)))
     pieces += [TimedPath(p, time_path(p, v, a, TIMING_INTERVALS)) for p in moves]
-    pieces.append(Hold(moves[-1].q_b if moves else q0, wait))
     if all(p.duration <= 0 for p in pieces):
         pieces = [Hold(q0, SAMPLE_PERIOD)]
     return Trajectory(pieces)
@@ -382,8 +380,8 @@ def _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles, 
     zero-momentum rotation ``G`` would compose exactly, ``R1(T) = D(T) G``: the spin about the conserved
     momentum is the same whatever the joints do (the dynamic and the geometric phase [Shammas2007]).  So
     the joints must add ``G(T) = D(T)^T target`` by the end ``T``.  The plan takes the first ``T`` of a grid
-    at which the loops for ``G(T)`` fit in time (screened with the loops' rate, then planned), waits (after
-    the loops and moves) for the rest of ``T``, and corrects ``G`` for the real, anisotropic inertia by the fixed point
+    at which the loops for ``G(T)`` fit in time (screened with the loops' rate, then planned), waits at
+    ``q0`` for the rest of ``T``, and corrects ``G`` for the real, anisotropic inertia by the fixed point
     ``G <- G R1(T)^T target`` on the exact prediction, ``T`` fixed (the wait absorbs the loops' timing).
     """
     grid = np.arange(0.0, max_duration + DRIFT_STEP / 2, DRIFT_STEP)
@@ -420,8 +418,8 @@ def _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles, 
 
 def _momentum_corrected(model, q0, target, J, search, cycles, moves, R_moves, limits, end, G0, sample_period):
     """The corrections of :func:`_momentum_plan` from the joints' rotation ``G0`` (loops, then moves), landed by
-    :func:`_land_by_prediction` with the loops and moves followed by a wait until ``end``.  Each landing continues
-    from the last one's loop."""
+    :func:`_land_by_prediction` with a wait at ``q0``, then the loops and moves, until ``end``.  Each landing
+    continues from the last one's loop."""
     last = [None, cycles]
 
     def land(G):
@@ -470,7 +468,8 @@ def plan_remainder(model, plan, cycle, target, J=None, end=None, clearance=CLEAR
     loop within the limits needs it), of a loop near its own with the same velocity at the base (Gauss-Newton from
     it, the steps keeping ``q'(0)``: the trajectory goes on without a step in velocity).  With the momentum ``J``
     (:func:`~.holonomy.momentum_at_rest`, in the base frame then) the attitude ``end`` s later (default: when
-    ``plan`` ends) is the target: the loops, then rest at the loop's base until then (:func:`_land_by_prediction`).
+    ``plan`` ends, or when the remaining loops end if later) is the target: the loops, then rest at the loop's base
+    until then (:func:`_land_by_prediction`; the plan's own wait came first, so loops needing more time end later).
     What an executor calls when its attitude estimate differs from the prediction (``planning/execution.py``).
     Raises :class:`InputError` if no such loop is found within the limits."""
     start = _clocks()
@@ -522,10 +521,10 @@ def _remainder(model, plan, cycle, target, J, end, family, remaining, sample_per
 
     def trajectory_of(loop_n):
         piece = timed(loop_n)
-        return None if piece.duration > end else Trajectory([piece, Hold(loop.q_base, end - piece.duration)])
+        return Trajectory([piece, Hold(loop.q_base, max(end - piece.duration, 0.0))])
     found = _land_by_prediction(model, J, target, drift.T @ target, land, trajectory_of, sample_period)
     if found is None or found[0] >= REMAINDER_TOLERANCE:
-        raise InputError(f"{remaining} cycles cannot end at the target at {end:.4g} s with the momentum"
+        raise InputError(f"{remaining} cycles cannot end at the target with the momentum"
                          + ("" if found is None else f" (closest: {math.degrees(found[0]):.3g} deg)"))
     loop_n, _, phi, trajectory = found[1]
     return trajectory, loop_n, phi

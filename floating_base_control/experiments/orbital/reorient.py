@@ -28,8 +28,9 @@ from floating_base_control.resources import orbital_robot_urdf
 #: Natural frequency (rad/s) and damping ratio of the tracking gains scaled by each joint's inertia: ``K = w^2
 #: Lambda_ii``, ``D = 2 z w Lambda_ii`` at the start shape (on the orbital robot about the trajectory task's).
 TRACKING_OMEGA, TRACKING_ZETA = 15.0, 0.7
-#: Seconds simulated after a zero-momentum plan: settling, one correction from rest and its settling.
-AFTER_PLAN_S = 10.0
+#: Seconds simulated at most after the plan planned at the start: the observer's convergence with momentum
+#: (``execution.MAX_SETTLE_S``), corrections from rest; the run ends earlier, ``END_S`` after the task is done.
+AFTER_PLAN_S, END_S = execution.MAX_SETTLE_S + 20.0, 1.0
 
 
 @dataclass
@@ -84,13 +85,10 @@ def build(scenario, model, settings):
 
 
 def default_duration(scenario, model, settings):
-    """Simulated seconds: settling, the plan (planned here from the scenario's start, with its momentum), then
-    with zero momentum :data:`AFTER_PLAN_S` more."""
-    mu0 = np.r_[np.deg2rad(scenario.mu0_omega_deg_s), scenario.mu0_v]
-    momentum = np.linalg.norm(mu0[:3]) > execution.MOMENTUM_THRESHOLD
-    plan = ro.plan_reorientation(model, np.array(scenario.q0, dtype=float), target(settings),
-                                 mu=mu0 if momentum else None, margin=settings.margin)
-    return settings.settle_s + plan.duration + (1.0 if momentum else AFTER_PLAN_S)
+    """Simulated seconds at most: settling, the plan (planned here at zero momentum, from the scenario's start) and
+    :data:`AFTER_PLAN_S` more (the run ends :data:`END_S` after the task is done)."""
+    plan = ro.plan_reorientation(model, np.array(scenario.q0, dtype=float), target(settings), margin=settings.margin)
+    return settings.settle_s + plan.duration + AFTER_PLAN_S
 
 
 def run(scenario, settings=None, progress=None):
@@ -100,7 +98,13 @@ def run(scenario, settings=None, progress=None):
     model = controller_model(scenario, scenario.urdf or orbital_robot_urdf())
     scenario = replace(scenario, duration_s=settings.duration_s or default_duration(scenario, model, settings))
     task, evaluate = build(scenario, model, settings)
-    log, summary = orbital.run(scenario, progress, motion=task, evaluate=evaluate)
+    ended = []
+
+    def until(t):
+        if task.status in ("done", "refused") and not ended:
+            ended.append(t)
+        return bool(ended) and t >= ended[0] + END_S
+    log, summary = orbital.run(scenario, progress, motion=task, evaluate=evaluate, until=until)
     summary.update(task_summary(scenario, model, settings, task, log, summary))
     return log, summary
 

@@ -129,9 +129,10 @@ def command_delay(scenario, n):
                         loop_delay_steps(scenario.loop_jitter_s, step, dt), scenario.loop_drop, seed=(scenario.seed, 3))
 
 
-def run(scenario, progress=None, motion=None, evaluate=None):
+def run(scenario, progress=None, motion=None, evaluate=None, until=None):
     """Run the closed loop; returns ``(log, summary)`` (arrays per logged tick, and a dict).
 
+    ``until(t)``: true ends the run at that tick (logged), before ``duration_s`` (a task that is done).
     ``motion``: the controller's motion task (default: eq. 52 about ``q_d``); ``evaluate(t, g1, q)``:
     more ground-truth columns of the log (a dict; its ``dq_norm_deg`` replaces the set-point error).  With
     ``collisions`` the summary counts the control ticks at which MuJoCo found a contact between the arm and the
@@ -173,7 +174,8 @@ def run(scenario, progress=None, motion=None, evaluate=None):
     delay, substeps = command_delay(scenario, truth_model.n), scenario.sim_substeps
     for i in range(ticks + 1):
         t = i * dt
-        logged = i % every == 0 or i == ticks
+        stop = until is not None and until(t)
+        logged = i % every == 0 or i == ticks or stop
         if logged or truth_fed or pose_sensor.due(t):      # the base's truth only when something reads it
             g1, q, V1, qdot = plant.state()
             pose_sensor.sample(t, g1)
@@ -199,6 +201,8 @@ def run(scenario, progress=None, motion=None, evaluate=None):
                 break
             if progress and i % (every * 500) == 0:
                 progress(t)
+        if stop:
+            break
         if i < ticks:
             delay.send(i * substeps, out.tau)
             for tau, steps in delay.segments(i * substeps, substeps):
@@ -206,7 +210,7 @@ def run(scenario, progress=None, motion=None, evaluate=None):
             if scenario.collisions and plant.contacts():
                 contact_ticks += 1
     arrays = log.arrays()
-    summary = summarize(scenario, arrays, J0, status, (sampling, limits), monitor)
+    summary = summarize(scenario, arrays, J0, status, (sampling, limits), monitor, stopped=stop)
     if scenario.collisions:
         summary["arm_spacecraft_contact_ticks"] = int(contact_ticks)
     return arrays, summary
@@ -260,10 +264,11 @@ def total_variation(x):
     return float(np.abs(np.diff(x)).sum())
 
 
-def summarize(scenario, log, J0, status, check=None, monitor=None):
+def summarize(scenario, log, J0, status, check=None, monitor=None, stopped=False):
     """The numbers of ``summary.json``; "final" values are means over the last second.  ``check``:
     :func:`configuration_check`'s result, ``monitor``: the :class:`LimitMonitor` of every tick (default:
-    both from the plant's URDF, the monitor over the logged rows)."""
+    both from the plant's URDF, the monitor over the logged rows); ``stopped``: the run ended early, its task
+    done (``run``'s ``until``)."""
     if check is None or monitor is None:
         model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
         check = check or configuration_check(scenario, model)
@@ -284,7 +289,7 @@ def summarize(scenario, log, J0, status, check=None, monitor=None):
     for key, name, _ in verdicts.QUANTITIES:
         final[f"final_{name}"] = float(np.nanmean(log[key][last])) if limits["convergence"][name] is not None else None
     verdict = verdicts.convergence(final, limits["convergence"])
-    converged = (status == "completed" and t[-1] >= scenario.duration_s - 1e-9
+    converged = (status == "completed" and (stopped or t[-1] >= scenario.duration_s - 1e-9)
                  and all(v is not False for v in verdict.values()))
     after_first_second = t >= 1.0
     return {
