@@ -17,7 +17,7 @@ from floating_base_control.planning import execution as ex
 from floating_base_control.planning import holonomy as hol
 from floating_base_control.planning import reorientation as ro
 from floating_base_control.planning.paths import LinePath
-from floating_base_control.planning.timing import TimedPath, time_path
+from floating_base_control.planning.timing import Hold, TimedPath, time_path
 from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.urdf_loader import scale_link_inertial
 
@@ -80,8 +80,8 @@ def test_remainder_lands_anew_and_continues_the_plan(orbital, plan30):
 
 def test_remainder_with_momentum_ends_at_the_target_at_the_plan_end(orbital):
     """With a slow tumble: from the second cycle's start, the attitude predicted there off by 0.2 deg, the remainder
-    still ends at the target at the plan's own end (the wait at the end absorbs the loops' new timing), within
-    the remainder's tolerance (1e-4 rad)."""
+    still ends at the target (within the remainder's tolerance, 1e-4 rad): at the plan's own end, or, when its loops
+    need longer (the plan's wait was at its start), when they end."""
     mu0 = np.r_[np.radians([1.0, 0.3, 0.0]), 0.0, 0.0, 0.0]
     plan = ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((0, 0, 1), math.radians(10)), mu=mu0,
                                  harmonics=2, max_duration=60.0)
@@ -91,7 +91,9 @@ def test_remainder_with_momentum_ends_at_the_target_at_the_plan_end(orbital):
     J = plan.momentum
     k = J[:3] - np.cross(center_of_mass(orbital.kinematics(Q_D)), J[3:])          # about the CoM, conserved
     remainder = ro.plan_remainder(orbital, plan, 1, A.T @ plan.target, np.r_[A.T @ k, 0.0, 0.0, 0.0])
-    assert remainder.duration == pytest.approx(plan.duration - t1, abs=1e-9)
+    end = plan.duration - t1
+    assert remainder.duration >= end - 1e-9
+    assert remainder.duration <= end + 1e-9 or not isinstance(remainder.trajectory.pieces[-1], Hold)
     assert remainder.error < ro.REMAINDER_TOLERANCE
 
 
