@@ -32,6 +32,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from ..control.shape import ShapeGains
+from ..control.stability import shape_joint_gains
 from ..control.trajectory import ReferenceSample
 from ..control.tracking import JointTask
 from ..dynamics.centroidal import center_of_mass, com_from_locked_inertia
@@ -53,6 +55,8 @@ MOMENTUM_THRESHOLD = math.radians(0.05)
 #: Change of the momentum's estimate over a settling window, as a drift rate (rad/s), below which the observer is
 #: taken to have converged; the longest settling (s) waiting for it.
 MOMENTUM_STEADY, MAX_SETTLE_S = math.radians(0.01), 30.0
+#: The plan's samples (every ``SAMPLE_PERIOD``) whose shapes the tracking gains are made stable at: every 5th.
+GAIN_SAMPLES = 5
 #: Options of :func:`~.reorientation.plan_reorientation` the executor passes on (the rest are its defaults).
 PLAN_OPTIONS = ("joints", "margin", "velocity_limits", "acceleration_limits", "harmonics", "loop_joints",
                 "max_cycles", "clearance", "max_duration")
@@ -84,13 +88,16 @@ class PlanResult(NamedTuple):
     trajectory: Optional[Trajectory]
     cycle_times: np.ndarray        #: from ``start_time``
     summary: dict                  #: ``ReorientationPlan.summary()`` (or the refusal's ``reason``)
+    gains: Optional[tuple] = None  #: ``(K, D)`` stable with the loop's delay on the plan's shapes
 
 
 class Planner:
-    """Answers :class:`PlanRequest` s: plans and re-plans for one model, keeping the plans it made (by id)."""
+    """Answers :class:`PlanRequest` s: plans and re-plans for one model, keeping the plans it made (by id), with
+    the tracking gains of each (``control/stability.py``'s delay-robust gains on the plan's shapes for
+    ``control_period``)."""
 
-    def __init__(self, model, options=None):
-        self.model, self.options = model, dict(options or {})
+    def __init__(self, model, options=None, control_period=1e-3):
+        self.model, self.options, self.control_period = model, dict(options or {}), control_period
         unknown = set(self.options) - set(PLAN_OPTIONS)
         if unknown:
             raise InputError(f"planner options {sorted(unknown)} unknown (known: {list(PLAN_OPTIONS)})")
@@ -106,7 +113,8 @@ class Planner:
         plan_id = next(self._ids)
         self.plans = {k: v for k, v in self.plans.items() if k >= plan_id - 3}     # the running ones
         self.plans[plan_id] = plan
-        return PlanResult(request, plan_id, start, plan.trajectory, plan.cycle_times, plan.summary())
+        gains = shape_joint_gains(self.model, plan.positions[::GAIN_SAMPLES], self.control_period)
+        return PlanResult(request, plan_id, start, plan.trajectory, plan.cycle_times, plan.summary(), gains)
 
     def _momentum(self, request, attitude):
         """``J`` of the estimate in the base frame of ``attitude``: the angular momentum about the CoM (its world
@@ -170,8 +178,8 @@ class SynchronousPlanner:
     """A :class:`Planner` run in the caller's thread at :meth:`submit`; a result is ready ``latency_s`` after its
     request's time (the caller's clock), as a worker taking that long would deliver it."""
 
-    def __init__(self, model, options=None, latency_s=0.0):
-        self.planner, self.latency_s, self._done = Planner(model, options), latency_s, []
+    def __init__(self, model, options=None, latency_s=0.0, control_period=1e-3):
+        self.planner, self.latency_s, self._done = Planner(model, options, control_period), latency_s, []
 
     def submit(self, request):
         self._done.append(self.planner.solve(request))
@@ -207,18 +215,21 @@ class PlanReference:
 class ReorientTask:
     """Turn the base to a target attitude with joint loops (module doc); a motion task of ``OrbitalController``.
 
-    ``gains``: the tracking gains (:class:`~..control.shape.ShapeGains`); ``planner``: an object with ``submit``
-    and ``poll`` (:class:`SynchronousPlanner`, ``worker.BackgroundPlanner``); ``q0``: the shape held until the
-    first plan.  :meth:`command` sets a target; :attr:`status`, :meth:`progress` and :attr:`log` say how it goes.
+    ``planner``: an object with ``submit`` and ``poll`` (:class:`SynchronousPlanner`, ``worker.BackgroundPlanner``);
+    ``q0``: the shape held until the first plan.  ``gains``: the tracking gains (:class:`~..control.shape.ShapeGains`);
+    default: each plan's (:class:`PlanResult`, from its start), ``q0``'s until then, for ``control_period``.  :meth:`command` sets a target; :attr:`status`, :meth:`progress` and :attr:`log` say how it goes.
     """
 
     name = "reorient"
 
-    def __init__(self, model, gains, planner, q0, lead_s=LEAD_S, settle_s=SETTLE_S, tolerance=TOLERANCE,
-                 max_corrections=MAX_CORRECTIONS, start_delay_s=0.0, momentum_threshold=MOMENTUM_THRESHOLD):
-        self.model, self.planner = model, planner
+    def __init__(self, model, planner, q0, gains=None, control_period=1e-3, lead_s=LEAD_S, settle_s=SETTLE_S,
+                 tolerance=TOLERANCE, max_corrections=MAX_CORRECTIONS, start_delay_s=0.0,
+                 momentum_threshold=MOMENTUM_THRESHOLD):
+        self.model, self.planner, self.fixed_gains = model, planner, gains is not None
         self.reference = PlanReference(q0)
-        self.tracker = JointTask(model, self.reference, gains)
+        self.tracker = JointTask(model, self.reference, gains or ShapeGains(*shape_joint_gains(model, [q0],
+                                                                                                control_period)))
+        self._gains_from = []     # (start time, ShapeGains) of the plans to come
         self.lead_s, self.settle_s, self.tolerance, self.max_corrections = lead_s, settle_s, tolerance, max_corrections
         self.start_delay_s, self.momentum_threshold = start_delay_s, momentum_threshold
         self._ids = itertools.count()
@@ -259,6 +270,8 @@ class ReorientTask:
     def torque(self, t, q, qdot, terms, mu, compensation, g_hat=None):
         self._g_hat, self._mu, self._q, self._M_b = g_hat, mu, q, terms.M_b
         self._update(t)
+        while self._gains_from and self._gains_from[0][0] <= t:
+            self.tracker.gains = self._gains_from.pop(0)[1]
         return self.tracker.torque(t, q, qdot, terms, mu, compensation, g_hat)
 
     # -- the state machine (no planning here: requests and results only) --
@@ -358,6 +371,9 @@ class ReorientTask:
             if self.momentum and kind == "remainder":      # its loops may end later: the target is then
                 self.end_time = result.start_time + result.summary["duration_s"]
         self.reference.play(result.start_time, result.trajectory)
+        if not self.fixed_gains:
+            self._gains_from = [g for g in self._gains_from if g[0] < result.start_time] + [
+                (result.start_time, ShapeGains(*result.gains))]
         self.running = (result, 1)
         self.status = "executing"
         self.log.append((t, f"{kind} from {result.start_time:.3f} s", result.summary))

@@ -88,8 +88,9 @@ TIMING_INTERVALS = 256
 #: Rotation-vector tolerance (rad) of one cycle when landing, and of the integration's discretization (the
 #: landing integration's steps double, up to MAX_LANDING_STEPS, until doubling changes less).
 LANDING_TOLERANCE, DISCRETIZATION_TOLERANCE, MAX_LANDING_STEPS = 1e-11, 1e-9, 1024
-#: Gauss-Newton iterations allowed when landing.
-LANDING_ITERATIONS = 12
+#: Gauss-Newton iterations allowed when landing; from a given loop, the largest change of its rotation (relative)
+#: landed at once (larger ones go through intermediate rotations).
+LANDING_ITERATIONS, CONTINUATION = 12, 0.25
 #: Refuse targets that need more cycles than this; the numbers of cycles a landing tries (from the fewest).
 MAX_CYCLES, LANDING_ATTEMPTS = 400, 8
 #: With momentum: the drift's time step (s) and the end-time grid's; the plans screened; the loops' rate
@@ -593,7 +594,8 @@ class _AxisLoops:
 
     def land(self, theta, cycles=None, start=None):
         """``(loop, cycles, phi)``: ``cycles`` cycles of ``loop`` turn the base by ``exp(theta)``, ``phi =
-        theta / cycles`` each (zero momentum); ``cycles`` is the fewest the fastest loop needs, or at
+        theta / cycles`` each (zero momentum); ``cycles`` is the number the fastest loop needs rounded down (a
+        larger loop may do with one fewer: fewer, larger cycles are faster than more, smaller ones) or up, or at
         least the given number.  ``start``: a loop of the family to land from (continuation)."""
         max_cycles = self.loops.max_cycles
         names = [self.loops.model.joint_names[j] for j in self.joints]
@@ -604,7 +606,7 @@ class _AxisLoops:
                              f"cycle about it (and {math.degrees(self.best.off_axis):.3g} deg about other axes); "
                              f"{math.degrees(np.linalg.norm(theta)):.4g} deg would need {needed:.4g} cycles "
                              f"(max_cycles {max_cycles})")
-        first = cycles or max(1, math.ceil(needed - 1e-9))
+        first = cycles or max(1, math.floor(needed))   # the needed number rounded down may land on a larger loop
         last = min(first + LANDING_ATTEMPTS - 1, max_cycles)
         for n in range(first, last + 1):
             c = self.family.landed(self.best, theta / n, None if start is None or n != first else start.coefficients)
@@ -752,10 +754,11 @@ class _LoopFamily:
         """Seconds per radian of the loop parameter at the limits (constant path speed)."""
         return max(float((np.abs(self.B[1] @ c) / self.v).max()), float(np.sqrt(np.abs(self.B[2] @ c) / self.a).max()))
 
-    def fastest(self, x0, phi_target=None, iterations=SEARCH_ITERATIONS):
+    def fastest(self, x0, phi_target=None, iterations=SEARCH_ITERATIONS, keep_start_velocity=False):
         """SLSQP from ``x0``: the loop that turns the base most about the axis per second at constant path
         speed, with no rotation about the other axes; or, given ``phi_target``, the shortest cycle that
-        turns it by ``phi_target`` (module doc)."""
+        turns it by ``phi_target`` (module doc), with ``keep_start_velocity`` the velocity at its base ``q'(0)``
+        that of ``x0``."""
         if phi_target is None:
             if self._rate(x0)[0] > 0:
                 x0 = self._reversed(x0)
@@ -771,6 +774,9 @@ class _LoopFamily:
             def objective(x):
                 return x[-1] / x0[-1], _Lazy(lambda: np.append(np.zeros(len(x) - 1), 1 / x0[-1]))
             E, target, extra = np.eye(3), phi_target, []
+            if keep_start_velocity:
+                C = np.hstack([self._start_velocity_map(), np.zeros((self.shape[1], 1))])
+                extra = [{"type": "eq", "fun": lambda x: C @ (x - x0), "jac": lambda x: C}]
         res = minimize(lambda x: objective(x)[0], x0, jac=lambda x: objective(x)[1](), method="SLSQP",
                        options={"maxiter": iterations, "ftol": SEARCH_TOLERANCE},
                        constraints=[{"type": "eq", "fun": lambda x: E @ self.rotation(x[:-1]) - target,
@@ -877,6 +883,16 @@ class _LoopFamily:
         else:
             c = np.ravel(start)
         free = self._start_velocity_kept() if keep_start_velocity else None
+        if start is not None:        # from afar Gauss-Newton may not converge: through intermediate rotations
+            phi0 = self.rotation(c, LANDING_STEPS)
+            stages = math.ceil(np.linalg.norm(phi_target - phi0) / (CONTINUATION * max(np.linalg.norm(phi0), 1e-3)))
+            for k in range(1, stages):
+                c = self._gauss_newton(c, phi0 + k / stages * (phi_target - phi0), LANDING_STEPS, free)
+                if c is None:
+                    return None
+            if self._room(c.reshape(self.shape)) < 1.0:       # the minimum-norm steps left the limits
+                c = self.fastest(np.append(c, self._path_speed_bound(c.reshape(self.shape))), phi_target,
+                                 keep_start_velocity=keep_start_velocity).x[:-1]
         steps = LANDING_STEPS
         while c is not None:
             c = self._gauss_newton(c, phi_target, steps, free)
@@ -886,13 +902,17 @@ class _LoopFamily:
             steps *= 2                          # the integration is not converged: land on a finer one
         return c if c is not None and self._room(c.reshape(self.shape), self.dense) >= 1.0 and self.clear(c) else None
 
-    def _start_velocity_kept(self):
-        """A basis (columns) of the coefficient changes that keep ``q'(0) = B'(0) c``, joint by joint."""
+    def _start_velocity_map(self):
+        """``C`` with ``q'(0) = C c``: the loop's velocity at its base from its coefficients (raveled)."""
         dB0 = self.template.basis(np.zeros(1))[1][0]
         J = self.shape[1]
         C = np.zeros((J, self.shape[0], J))
         C[np.arange(J), :, np.arange(J)] = dB0
-        return null_space(C.reshape(J, -1))
+        return C.reshape(J, -1)
+
+    def _start_velocity_kept(self):
+        """A basis (columns) of the coefficient changes that keep ``q'(0)``."""
+        return null_space(self._start_velocity_map())
 
     def _gauss_newton(self, c, phi_target, steps, free=None):
         """Coefficients near ``c`` whose cycle (integrated in ``steps`` steps) turns the base by ``phi_target``

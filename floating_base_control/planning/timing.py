@@ -29,8 +29,9 @@ HOLD_STEP = 0.05
 #: Relative extra slow-down when the dense check finds an excess (rounding must not reach the limit), and the
 #: timings tried.
 STRETCH_ROUNDING, RETIMINGS = 1e-9, 4
-#: Relative shortfall of a given start speed that a timing may make (a step in velocity of this fraction).
-START_TOLERANCE = 0.01
+#: Relative shortfall of a given start speed that a timing may make: a step down in velocity of this fraction (a
+#: plan replacing another with a loop that cannot carry the speed at its start; the tracking's damping takes it).
+START_TOLERANCE = 0.1
 #: Bisection steps for the largest controllable ``sdot^2`` (relative resolution 2^-60).
 BISECTIONS = 60
 

@@ -3,8 +3,10 @@
 :func:`run` runs :func:`~.scenario.run` with a :class:`~floating_base_control.planning.execution.ReorientTask`
 as the controller's motion: the target is the rotation ``angle_deg`` about ``axis`` of the base frame at the
 start (the plant starts at ``g1 = I``, so it is also the world attitude to reach); the task plans from the
-observer's estimate once it has settled (``settle_s``), tracks the plan with the trajectory gains and the
-scenario's compensation, re-plans every cycle and corrects from rest (``planning/execution.py``).  The plant
+observer's estimate once it has settled (``settle_s``), tracks the plan with gains stable on its shapes with the
+loop's delay (``control/stability.py``) and the scenario's compensation, re-plans every cycle and corrects from
+rest (``planning/execution.py``).  The in-process loop applies each command one control period late (as the
+scenario's ``loop_delay_s`` says).  The plant
 collides the arm with the spacecraft (the URDF's primitives, ``collisions``) and counts the contacts.
 Everything judged comes from the simulator's ground truth: the final attitude error (``R_target^T R1``; with
 momentum at the plan's end, interpolated between the logged rows), the joints' speed ratios and limit
@@ -25,9 +27,6 @@ from floating_base_control.planning import execution, reorientation as ro
 from floating_base_control.planning.holonomy import rotation_matrix, rotation_vector
 from floating_base_control.resources import orbital_robot_urdf
 
-#: Natural frequency (rad/s) and damping ratio of the tracking gains scaled by each joint's inertia: ``K = w^2
-#: Lambda_ii``, ``D = 2 z w Lambda_ii`` at the start shape (on the orbital robot about the trajectory task's).
-TRACKING_OMEGA, TRACKING_ZETA = 15.0, 0.7
 #: Seconds simulated at most after the plan planned at the start: the observer's convergence with momentum
 #: (``execution.MAX_SETTLE_S``), corrections from rest; the run ends earlier, ``END_S`` after the task is done.
 AFTER_PLAN_S, END_S = execution.MAX_SETTLE_S + 20.0, 1.0
@@ -39,7 +38,7 @@ class ReorientSettings:
 
     axis: tuple = (0.0, 0.0, 1.0)             #: base frame at the start
     angle_deg: float = 30.0
-    stiffness: tuple = None                   #: tracking gains; None: TRACKING_OMEGA, TRACKING_ZETA
+    stiffness: tuple = None                   #: tracking gains; None: each plan's (delay-robust on its shapes)
     damping: tuple = None
     lead_s: float = execution.LEAD_S
     settle_s: float = execution.SETTLE_S
@@ -59,20 +58,13 @@ def target(settings):
     return ro.rotation_from_axis_angle(settings.axis, math.radians(settings.angle_deg))
 
 
-def tracking_gains(model, q, settings):
-    """The task's :class:`ShapeGains`: the settings', or scaled by each joint's inertia at ``q``."""
-    if settings.stiffness is not None:
-        return ShapeGains(settings.stiffness, settings.damping)
-    m = np.diag(model.reduced_shape_inertia(q))
-    return ShapeGains(TRACKING_OMEGA ** 2 * m, 2 * TRACKING_ZETA * TRACKING_OMEGA * m)
-
-
 def build(scenario, model, settings):
     """``(task, evaluate)``: the :class:`ReorientTask` with its target set, and the log's ground-truth columns."""
-    q0 = np.array(scenario.q0, dtype=float)
-    planner = execution.SynchronousPlanner(model, {"margin": settings.margin}, settings.planning_latency_s)
-    task = execution.ReorientTask(model, tracking_gains(model, q0, settings), planner, q0, settings.lead_s,
-                                  settings.settle_s, math.radians(settings.tolerance_deg), settings.max_corrections)
+    q0, period = np.array(scenario.q0, dtype=float), 1.0 / scenario.control_rate_hz
+    planner = execution.SynchronousPlanner(model, {"margin": settings.margin}, settings.planning_latency_s, period)
+    gains = None if settings.stiffness is None else ShapeGains(settings.stiffness, settings.damping)
+    task = execution.ReorientTask(model, planner, q0, gains, period, settings.lead_s, settings.settle_s,
+                                  math.radians(settings.tolerance_deg), settings.max_corrections)
     R_target = target(settings)
     task.command(R_target)
 
