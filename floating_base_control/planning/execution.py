@@ -411,7 +411,7 @@ class ReorientTask:
         system's mean principal inertia, from ``M_b`` and ``mu_hat`` of the tick ([Mishra2023] Def. 2)."""
         M_b = self._M_b
         J = M_b @ np.asarray(self._mu, dtype=float)
-        c = com_from_locked_inertia(M_b)
+        c = np.array(com_from_locked_inertia(M_b))
         inertia = (np.trace(M_b[:3, :3]) - 2 * M_b[3, 3] * c @ c) / 3
         return self._g_hat[:3, :3] @ (J[:3] - np.cross(c, J[3:])), inertia
 

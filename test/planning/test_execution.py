@@ -11,7 +11,7 @@ import pytest
 
 from helpers import assert_close
 from floating_base_control import FloatingBaseModel
-from floating_base_control.control.shape import ShapeGains
+from floating_base_control.control.shape import COMPENSATIONS, ShapeGains
 from floating_base_control.dynamics.centroidal import center_of_mass
 from floating_base_control.planning import execution as ex
 from floating_base_control.planning import holonomy as hol
@@ -124,7 +124,7 @@ def run_task(model, truth, target, duration, **options):
     for t in np.arange(0.0, duration, DT):
         g[:3, :3] = plant.R
         task.torque(t, plant.q, np.zeros(7), model.rel_terms(plant.q, np.zeros(7), np.zeros(6)), np.zeros(6),
-                    "tau2", g)
+                    COMPENSATIONS["tau2"], g)
         sample = task.reference.sample(t)
         speed = max(speed, float((np.abs(sample.qdot) / model.velocity_limits).max()))
         jump = max(jump, float(np.abs(sample.q - previous.q).max()))
@@ -171,7 +171,7 @@ def test_a_target_out_of_reach_is_refused_with_the_planners_reason(orbital):
                                                                 "harmonics": 1}), Q_D, settle_s=0.0)
     task.command(ro.rotation_from_axis_angle((0, 0, 1), math.radians(90)))
     for t in (0.0, DT):
-        task.torque(t, Q_D, np.zeros(7), model.rel_terms(Q_D, np.zeros(7), np.zeros(6)), np.zeros(6), "tau2",
+        task.torque(t, Q_D, np.zeros(7), model.rel_terms(Q_D, np.zeros(7), np.zeros(6)), np.zeros(6), COMPENSATIONS["tau2"],
                     np.eye(4))
     assert task.status == "refused"
     assert "cannot turn the base" in task.refusals[-1]
