@@ -268,7 +268,7 @@ class ReorientTask:
     def command(self, target):
         """Turn the base to the attitude ``target`` (3x3, world frame): planned from rest after ``settle_s``, or,
         while a plan runs, once its next cycle has brought the arm to rest."""
-        self.pending_target = ro._rotation("target", target)
+        self.pending_target = ro.checked_rotation("target", target)
         if self.status != "executing":
             self._settle()
 

@@ -49,6 +49,7 @@ from scipy.optimize import minimize
 
 from .. import validation as check
 from ..analysis.locomotion import ccf_map
+from ..conventions import quat_wxyz_to_matrix, xyzw_to_wxyz
 from ..dynamics.centroidal import center_of_mass
 from ..validation import InputError
 from .clearance import BaseClearance
@@ -131,16 +132,12 @@ def rotation_from_quaternion(quaternion, frame="base", start_attitude=None):
     norm = np.linalg.norm(q)
     if abs(norm - 1.0) > 1e-6:
         raise InputError(f"quaternion must have unit norm, got {norm:.6g}")
-    x, y, z, w = q / norm
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-    return _in_base_frame(R, frame, start_attitude)
+    return _in_base_frame(quat_wxyz_to_matrix(xyzw_to_wxyz(q)), frame, start_attitude)
 
 
 def relative_rotation(target_attitude, start_attitude):
     """The target rotation ``R1(0)^T R1_target`` of an absolute attitude target (both in the world)."""
-    return _rotation("start_attitude", start_attitude).T @ _rotation("target_attitude", target_attitude)
+    return checked_rotation("start_attitude", start_attitude).T @ checked_rotation("target_attitude", target_attitude)
 
 
 def _in_base_frame(R, frame, start_attitude):
@@ -150,11 +147,12 @@ def _in_base_frame(R, frame, start_attitude):
         return R
     if start_attitude is None:
         raise InputError("a rotation in the world frame needs start_attitude (the base's attitude in the world)")
-    R0 = _rotation("start_attitude", start_attitude)
+    R0 = checked_rotation("start_attitude", start_attitude)
     return R0.T @ R @ R0
 
 
-def _rotation(name, R, tol=1e-6):
+def checked_rotation(name, R, tol=1e-6):
+    """``R`` (3x3), or :class:`InputError` naming ``name`` if it is not a rotation matrix."""
     R = check.array(name, R, (3, 3))
     if np.abs(R.T @ R - np.eye(3)).max() > tol or np.linalg.det(R) < 0:
         raise InputError(f"{name} is not a rotation matrix (orthonormal, determinant +1; tolerance {tol})")
@@ -317,7 +315,7 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
     """
     start = _clocks()
     q0 = check.vector("q0", q0, model.n)
-    target = _rotation("target", target)
+    target = checked_rotation("target", target)
     limits = joint_limits(model, margin, position_limits, velocity_limits, acceleration_limits)
     q_final = q0 if q_final is None else check.vector("q_final", q_final, model.n)
     for name, q in (("q0", q0), ("q_final", q_final)):
@@ -477,7 +475,7 @@ def plan_remainder(model, plan, cycle, target, J=None, end=None, clearance=CLEAR
     if plan.loop is None or not 1 <= cycle < plan.cycles or len(plan.trajectory.pieces) > 2:
         raise InputError(f"a remainder starts at a cycle in [1, {plan.cycles}) of a plan of loops (no final move), "
                          f"got cycle {cycle}")
-    target = _rotation("target", target)
+    target = checked_rotation("target", target)
     theta = rotation_vector(target)
     axis = theta / np.linalg.norm(theta) if np.linalg.norm(theta) > 0 else plan.axis
     family = _LoopFamily(model, plan.loop.q_base, plan.loop.joints, plan.loop.harmonics, plan.limits, axis,
@@ -1028,7 +1026,7 @@ def baseline_plan(model, q0, target, circle=None, margin=DEFAULT_MARGIN, positio
     until the rotation about the axis is reached (rounded up to whole cycles), move back; nothing corrects
     the rotation about the other axes."""
     start = _clocks()
-    target = _rotation("target", target)
+    target = checked_rotation("target", target)
     theta = rotation_vector(target)
     axis = theta / np.linalg.norm(theta)
     limits = joint_limits(model, margin, position_limits, velocity_limits, acceleration_limits)
