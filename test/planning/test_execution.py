@@ -113,15 +113,19 @@ class StandIn:
         self.q = reference.sample(t + DT).q
 
 
-def run_task(model, truth, target, duration, **options):
-    """The task driven at 1 / DT by the stand-in; ``(task, stand-in, max |qdot_r| / limit, largest step of q_r)``."""
+def run_task(model, truth, target, duration, later=(), **options):
+    """The task driven at 1 / DT by the stand-in, ``later``: ``(time, target)`` commands after the first;
+    ``(task, stand-in, max |qdot_r| / limit, largest step of q_r)``."""
     task = ex.ReorientTask(model, ex.SynchronousPlanner(model, latency_s=options.pop("latency_s", 0.0)), Q_D,
                            ShapeGains(np.full(7, 100.0), np.full(7, 10.0)), **options)
     task.command(target)
     plant, speed, jump = StandIn(truth, Q_D), 0.0, 0.0
     g = np.eye(4)
     previous = task.reference.sample(0.0)
+    later = list(later)
     for t in np.arange(0.0, duration, DT):
+        while later and later[0][0] <= t:
+            task.command(later.pop(0)[1])
         g[:3, :3] = plant.R
         task.torque(t, plant.q, np.zeros(7), model.rel_terms(plant.q, np.zeros(7), np.zeros(6)), np.zeros(6),
                     COMPENSATIONS["tau2"], g)
@@ -164,6 +168,21 @@ def test_results_later_than_their_boundary_are_dropped_and_the_plan_goes_on(orbi
     assert math.degrees(ro.rotation_angle(target.T @ plant.R)) < 0.05 and speed <= 1.0
 
 
+@pytest.mark.slow
+def test_a_new_target_stops_the_running_loop_at_its_boundary_then_is_reached(orbital):
+    """A new target 3 s into a 30 deg plan (in its first cycle): the next boundary's plan is the loop's one cycle more
+    to rest (no step in the reference), then a plan from rest for the new target (10 deg about z), which the
+    base reaches within the task's tolerance (the model is exact here)."""
+    first, second = (ro.rotation_from_axis_angle((0, 0, 1), math.radians(a)) for a in (30, 10))
+    task, plant, speed, jump = run_task(orbital, orbital, first, 24.0, later=[(3.0, second)], settle_s=0.5)
+    events = [event for _, event, _ in task.log]
+    stop = next(i for i, e in enumerate(events) if e.startswith("stop from"))
+    assert any(e.startswith("plan from") for e in events[stop:]), events
+    assert task.status == "done" and np.array_equal(task.target, second)
+    assert math.degrees(ro.rotation_angle(second.T @ plant.R)) < math.degrees(ex.TOLERANCE)
+    assert speed <= 1.0 and jump <= DT * max(orbital.velocity_limits)
+
+
 def test_a_target_out_of_reach_is_refused_with_the_planners_reason(orbital):
     """The wrist's joints alone cannot turn the spacecraft by 90 deg within max_cycles: refused, the arm held."""
     model = orbital
@@ -171,8 +190,8 @@ def test_a_target_out_of_reach_is_refused_with_the_planners_reason(orbital):
                                                                 "harmonics": 1}), Q_D, settle_s=0.0)
     task.command(ro.rotation_from_axis_angle((0, 0, 1), math.radians(90)))
     for t in (0.0, DT):
-        task.torque(t, Q_D, np.zeros(7), model.rel_terms(Q_D, np.zeros(7), np.zeros(6)), np.zeros(6), COMPENSATIONS["tau2"],
-                    np.eye(4))
+        task.torque(t, Q_D, np.zeros(7), model.rel_terms(Q_D, np.zeros(7), np.zeros(6)), np.zeros(6),
+                    COMPENSATIONS["tau2"], np.eye(4))
     assert task.status == "refused"
     assert "cannot turn the base" in task.refusals[-1]
     assert_close(task.reference.sample(1.0).q, Q_D, 0.0, "held")
