@@ -19,12 +19,13 @@ import sys
 import threading
 from collections import deque
 
+from floating_base_control.planning.execution import refusal
 from floating_base_control.ros.processes import die_with_parent
 
 #: Niceness added to the worker process (lower priority than the control loop).
 WORKER_NICENESS = 10
 #: Seconds to wait for the worker to end when the planner is closed.
-CLOSE_TIMEOUT = 2.0
+CLOSE_TIMEOUT = 5.0
 
 
 class BackgroundPlanner:
@@ -33,43 +34,65 @@ class BackgroundPlanner:
     ``control_period``."""
 
     def __init__(self, model, options=None, control_period=1e-3):
+        self._setup = (model.description.urdf, options or {}, control_period)
+        self.process = None
+        self._pending = {}                # request id -> request, until its result comes
+        self._start()
+
+    def _start(self):
+        """A new worker, with its two threads (also after the previous one ended)."""
         self.process = subprocess.Popen([sys.executable, "-m", "floating_base_control.ros.planner_worker"],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        pickle.dump((model.description.urdf, options or {}, control_period), self.process.stdin)
-        self.process.stdin.flush()
         self.ready = False
         self._outbox, self._done = queue.Queue(), deque()
-        self._threads = [threading.Thread(target=self._send, daemon=True, name="planner requests"),
-                         threading.Thread(target=self._receive, daemon=True, name="planner results")]
-        for thread in self._threads:
+        self._outbox.put(self._setup)
+        threads = [threading.Thread(target=target, args=(self.process, self._outbox, self._done), daemon=True,
+                                    name=name) for target, name in ((self._send, "planner requests"),
+                                                                    (self._receive, "planner results"))]
+        for thread in threads:
             thread.start()
+        self._receiver = threads[1]
 
-    def _send(self):
-        while (request := self._outbox.get()) is not None:
-            pickle.dump(request, self.process.stdin)
-            self.process.stdin.flush()
-        self.process.stdin.close()
+    def _send(self, process, outbox, done):
+        try:
+            while (item := outbox.get()) is not None:
+                pickle.dump(item, process.stdin)
+                process.stdin.flush()
+            process.stdin.close()
+        except OSError:                   # the worker ended: poll() answers what it did not
+            return
 
-    def _receive(self):
+    def _receive(self, process, outbox, done):
         try:
             while True:
-                result = pickle.load(self.process.stdout)
+                result = pickle.load(process.stdout)
                 if result == "ready":
                     self.ready = True
                 else:
-                    self._done.append(result)
-        except EOFError:                  # the worker ended
+                    done.append(result)
+        except (EOFError, OSError, pickle.UnpicklingError):       # the worker ended
             return
 
     def submit(self, request):
-        """Queue ``request`` for the worker (never waits)."""
+        """Queue ``request`` for the worker (never waits); a worker that ended is started anew."""
+        if not self._receiver.is_alive():
+            self._start()
+        self._pending[request.id] = request
         self._outbox.put(request)
 
     def poll(self, t):
-        """The results that arrived (whatever ``t``)."""
+        """The results that arrived (whatever ``t``); once the worker has ended, a refusal for each request it did
+        not answer (the task must not wait for it)."""
+        ended = not self._receiver.is_alive()        # then every result it read is in _done
         out = []
         while self._done:
             out.append(self._done.popleft())
+        if ended:
+            answered = {o.request.id for o in out}
+            out += [refusal(r, f"the planner's process ended (exit code {self.process.poll()})")
+                    for r in self._pending.values() if r.id not in answered]
+        for result in out:
+            self._pending.pop(result.request.id, None)
         return out
 
     def close(self):
@@ -85,7 +108,7 @@ class BackgroundPlanner:
 def serve(inbox, outbox):
     """The worker: the model and options first, then one result per request until its input ends."""
     from floating_base_control.model import FloatingBaseModel
-    from floating_base_control.planning.execution import Planner, refusal
+    from floating_base_control.planning.execution import Planner
 
     urdf_xml, options, control_period = pickle.load(inbox)
     planner = Planner(FloatingBaseModel.from_urdf_string(urdf_xml, source="planner worker"), options, control_period)
