@@ -79,6 +79,7 @@ def test_remainder_lands_anew_and_continues_the_plan(orbital, plan30):
         assert (np.abs(remainder.velocities) <= lim.velocity).all()
 
 
+@pytest.mark.slow
 def test_remainder_with_momentum_ends_at_the_target_at_the_plan_end(orbital):
     """With a slow tumble: from the second cycle's start, the attitude predicted there off by 0.2 deg, the remainder
     still ends at the target (within the remainder's tolerance, 1e-4 rad): at the plan's own end, or, when its loops
@@ -137,6 +138,7 @@ def run_task(model, truth, target, duration, later=(), **options):
     return task, plant, speed, jump
 
 
+@pytest.mark.slow
 def test_feedback_corrects_a_model_error_every_cycle(orbital, heavier):
     """30 deg about z with a 10 % heavier spacecraft: open loop the plan would end ~3 deg short.  The executor
     re-plans the remaining cycles from the estimate (exact here) before each boundary: the first plan's loop (two
@@ -156,6 +158,7 @@ def test_feedback_corrects_a_model_error_every_cycle(orbital, heavier):
     assert speed <= 1.0 and jump <= DT * max(orbital.velocity_limits)
 
 
+@pytest.mark.slow
 def test_results_later_than_their_boundary_are_dropped_and_the_plan_goes_on(orbital, heavier):
     """A planner 1.5 s late (more than lead_s): every remainder comes after its boundary and is dropped, the running
     plan goes on, and the correction from rest at the end still brings the base within 0.05 deg."""
