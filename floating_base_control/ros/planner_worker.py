@@ -43,7 +43,6 @@ class BackgroundPlanner:
         """A new worker, with its two threads (also after the previous one ended)."""
         self.process = subprocess.Popen([sys.executable, "-m", "floating_base_control.ros.planner_worker"],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.ready = False
         self._outbox, self._done = queue.Queue(), deque()
         self._outbox.put(self._setup)
         threads = [threading.Thread(target=target, args=(self.process, self._outbox, self._done), daemon=True,
@@ -65,11 +64,7 @@ class BackgroundPlanner:
     def _receive(self, process, outbox, done):
         try:
             while True:
-                result = pickle.load(process.stdout)
-                if result == "ready":
-                    self.ready = True
-                else:
-                    done.append(result)
+                done.append(pickle.load(process.stdout))
         except (EOFError, OSError, pickle.UnpicklingError):       # the worker ended
             return
 
@@ -112,8 +107,6 @@ def serve(inbox, outbox):
 
     urdf_xml, options, control_period = pickle.load(inbox)
     planner = Planner(FloatingBaseModel.from_urdf_string(urdf_xml, source="planner worker"), options, control_period)
-    pickle.dump("ready", outbox)
-    outbox.flush()
     while True:
         try:
             request = pickle.load(inbox)
