@@ -27,9 +27,9 @@ is logged and shown on ``/diagnostics`` (WARN with the reason, ``controller_base
 the last valid reference is kept.  A new ``task`` takes effect at the next tick, blended from the
 current one over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
 """
-import numpy as np
 import math
 
+import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped, QuaternionStamped
 from sensor_msgs.msg import JointState
@@ -262,7 +262,7 @@ class MotionCommands:
             if msg.header.frame_id not in ("", self.node._p("world_frame")):
                 raise InputError(f"base attitude target in frame {msg.header.frame_id!r}, expected "
                                  f"{self.node._p('world_frame')!r}")
-            self._start_time(msg.header.stamp)
+            self._start_time(msg.header.stamp)          # a stale target is refused
             o = msg.quaternion
             self.reorient_task.command(rotation_from_quaternion([o.x, o.y, o.z, o.w]))
             self.accepted += 1
