@@ -117,7 +117,7 @@ def plot(model, q0, plan, path):
     a.set(xlabel="time [s]", ylabel="deg", title="predicted base attitude R1(0)^T R1(t) (eq. 9)")
     a.legend(fontsize=8)
     limits = plan.limits
-    margins = np.minimum(plan.positions - limits.lower - limits.margin, limits.upper - limits.margin - plan.positions)
+    margins = np.minimum(plan.positions - limits.lower, limits.upper - plan.positions)   # limits: less the margin
     axes[1, 0].plot(plan.times, margins, lw=0.8)
     axes[1, 0].axhline(0.0, color="gray", ls=":")
     axes[1, 0].set(xlabel="time [s]", ylabel="rad", title=f"joint margin to the limits minus {limits.margin} rad")
