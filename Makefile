@@ -19,7 +19,7 @@ export RCUTILS_COLORIZED_OUTPUT := 0
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: setup demo test test-core bench sweep lock clean
+.PHONY: setup demo test test-core bench sweep stability reorient lock clean
 
 setup: $(STAMP)
 
@@ -59,6 +59,11 @@ sweep: $(STAMP)
 # docs/STABILITY.md (about 10 min on 2 cores).
 stability: $(STAMP)
 	$(VENV)/bin/fbc stability --demos --doc docs/STABILITY.md
+
+# The reorientation planner's runs (ideal, realistic, momentum, the LWR's plan); rewrites docs/REORIENTATION.md
+# (about 10 min on 2 cores).
+reorient: $(STAMP)
+	$(PY) -m floating_base_control.experiments.orbital.reorient_report --out out/reorient --doc docs/REORIENTATION.md
 
 # Re-resolve the pinned set from requirements/base.in.
 lock:

@@ -181,8 +181,8 @@ def _exp_coefficients(t):
 
 
 @kernel(T3)
-def _hat3(w):
-    """``w^``: the cross-product matrix."""
+def hat3(w):
+    """``w^``: SO(3)'s hat map, the cross-product matrix of a 3-vector."""
     return (0.0, -w[2], w[1], w[2], 0.0, -w[0], -w[1], w[0], 0.0)
 
 
@@ -236,17 +236,31 @@ def rotation_of(g):
     return (g[0, 0], g[0, 1], g[0, 2], g[1, 0], g[1, 1], g[1, 2], g[2, 0], g[2, 1], g[2, 2])
 
 
+@kernel(T3)
+def exp3(w):
+    """SO(3) exponential ``exp(w^) = I + A w^ + B w^ w^`` (Rodrigues; the coefficients of
+    :func:`_exp_coefficients` at ``t = |w|``) as a row-major 9-tuple."""
+    A, B, _ = _exp_coefficients(math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
+    W = hat3(w)
+    return _lincomb3(A, W, B, mm3(W, W), 1.0)
+
+
+@kernel(T3, T3)
+def exp_twist(v, w):
+    """``(R, p)`` of the SE(3) exponential of the twist with linear part ``v`` and angular part ``w``
+    (3-tuples): ``R = exp3(w)``, ``p = (I + B w^ + C w^ w^) v`` (coefficients of :func:`_exp_coefficients`
+    at ``t = |w|``)."""
+    A, B, C = _exp_coefficients(math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
+    W = hat3(w)
+    WW = mm3(W, W)
+    return _lincomb3(A, W, B, WW, 1.0), mv3(_lincomb3(B, W, C, WW, 1.0), v)
+
+
 @kernel(R1, F)
 def exp6_parts(V, s):
     """``(R, p)`` of ``exp(s V^)`` for a twist ``V = [v; omega]`` (Pinocchio's ``exp6`` of ``s V``):
-    ``R = I + A w^ + B w^ w^``, ``p = (I + B w^ + C w^ w^) v`` with the coefficients of
-    :func:`_exp_coefficients` at ``t = |w|``, ``v, w`` the parts of ``s V``."""
-    v = (s * V[0], s * V[1], s * V[2])
-    w = (s * V[3], s * V[4], s * V[5])
-    A, B, C = _exp_coefficients(math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
-    W = _hat3(w)
-    WW = mm3(W, W)
-    return _lincomb3(A, W, B, WW, 1.0), mv3(_lincomb3(B, W, C, WW, 1.0), v)
+    :func:`exp_twist` of the parts of ``s V``."""
+    return exp_twist((s * V[0], s * V[1], s * V[2]), (s * V[3], s * V[4], s * V[5]))
 
 
 @kernel(F)
@@ -266,7 +280,7 @@ def _log_coefficients(t):
 
 
 @kernel(T9)
-def _log3(R):
+def log3(R):
     """``(phi, theta)``: SO(3) logarithm of ``R`` as a 3-vector and its angle in ``[0, pi]``."""
     u = (R[7] - R[5], R[2] - R[6], R[3] - R[1])                   # 2 sin(theta) axis
     c = 0.5 * (R[0] + R[4] + R[8] - 1.0)
@@ -287,19 +301,28 @@ def _log3(R):
     return (f * a0, f * a1, f * a2), theta
 
 
+@kernel(T3, F)
+def jlog3(phi, theta):
+    """``J_r(phi)^-1 = I + phi^/2 + D phi^ phi^`` (Barfoot, Sec. 7.1; Pinocchio's ``Jlog3`` at ``exp(phi)``), the
+    inverse of SO(3)'s right Jacobian: ``log(exp(phi) exp(eta)) = phi + J_r^-1 eta + O(eta^2)``; ``theta = |phi|``
+    (as :func:`log3` returns it); a row-major 9-tuple."""
+    P = hat3(phi)
+    return _lincomb3(0.5, P, _log_coefficients(theta)[0], mm3(P, P), 1.0)
+
+
 @kernel(R2, W1, W2)
 def log6_jlog6(g, eps, J):
     """SE(3) logarithm of the 4x4 pose ``g`` into ``eps = [rho; phi]`` (Pinocchio's ``log6``) and its
     Jacobian into the 6x6 ``J`` (Pinocchio's ``Jlog6``: ``d log(g exp(d)) / dd``), the inverse of the
     right Jacobian ``J_r(eps) = J_l(-eps)``: ``[[Jr3^-1, -Jr3^-1 Q(-eps) Jr3^-1], [0, Jr3^-1]]``
     with ``Jr3^-1 = I + phi^/2 + D phi^ phi^`` (Barfoot, Sec. 7.1); and ``rho = Jl3(phi)^-1 p``."""
-    phi, theta = _log3(rotation_of(g))
+    phi, theta = log3(rotation_of(g))
     D, a, b, c = _log_coefficients(theta)
-    P = _hat3(phi)
+    P = hat3(phi)
     PP = mm3(P, P)
-    Jr = _lincomb3(0.5, P, D, PP, 1.0)
+    Jr = jlog3(phi, theta)
     rho = mv3(_lincomb3(-0.5, P, D, PP, 1.0), (g[0, 3], g[1, 3], g[2, 3]))
-    Rh = _hat3(rho)
+    Rh = hat3(rho)
     PR, RP = mm3(P, Rh), mm3(Rh, P)
     PRP, PPR, RPP = mm3(PR, P), mm3(PP, Rh), mm3(RP, P)
     PRPP, PPRP = mm3(PRP, P), mm3(PP, RP)

@@ -24,7 +24,9 @@ from floating_base_control import validation as check
 from floating_base_control.dynamics.centroidal import center_of_mass, inertia_at_com
 from floating_base_control.dynamics.curvature import curvature_pairs
 from floating_base_control.kinematics import mechanical_connection, shape_kinematics
-from floating_base_control.lie import Ad, Ad_inv, ad, exp, log
+from floating_base_control.analysis.reconstruction import connections, poses_along
+from floating_base_control.conventions import swap_columns
+from floating_base_control.lie import Ad, Ad_inv, exp, log
 
 #: [Mishra2023] Sec. V-B2: results printed in the paper for its LWR 4+ (orientations in
 #: degrees, "XYZ sense"), for comparison only.
@@ -41,36 +43,37 @@ def reconstruct(model, qs, mu=None, t=None, substeps=1):
     """Base poses ``g1(t_k)`` (N x 4 x 4) along a sampled joint path, with ``g1(0) = I``.
 
     Integrates [Mishra2023] eq. 9, ``g1_dot = g1 (mu - A_l(q) qdot)^``, along the
-    piecewise-linear path through the samples ``qs`` (N x n) with a fourth-order
-    Runge-Kutta-Munthe-Kaas step on SE(3) (``substeps`` per segment): the poses
-    stay exactly in SE(3) and the error is O(h^4) in the sample spacing.
+    piecewise-linear path through the samples ``qs`` (N x n) with the package's RKMK4 on SE(3)
+    (``analysis/reconstruction.py``; ``substeps`` steps per segment): the poses stay exactly in
+    SE(3) and the error is O(h^4) in the sample spacing.
 
     ``mu`` is the locked velocity (a body twist ``[omega; v]``): ``None`` (zero
     momentum: the result depends on the path only, not on its timing), a constant
-    (6,), samples (N x 6) interpolated linearly in time, or a callable
-    ``mu(t, g1, q)`` such as :func:`locked_velocity_of_momentum`.  With ``mu``, the
+    (6,), samples (N x 6) interpolated linearly in time, or a conserved momentum's
+    (:func:`locked_velocity_of_momentum`, evaluated at each stage's pose).  With ``mu``, the
     sample times ``t`` (N,) are needed.
     """
     qs = checked_path(model, qs)
     if substeps < 1 or int(substeps) != substeps:
         raise check.InputError(f"substeps must be a positive integer, got {substeps!r}")
-    mu_at, t = _locked_velocity_function(mu, t, len(qs))
-    ws = model.create_data()
-    poses = np.empty((len(qs), 4, 4))
-    poses[0] = np.eye(4)
-    for k in range(len(qs) - 1):
-        g = poses[k]
-        dq = (qs[k + 1] - qs[k]) / substeps
-        h = 1.0 if t is None else (t[k + 1] - t[k]) / substeps
-        for j in range(substeps):
-            q0, t0 = qs[k] + j * dq, (0.0 if t is None else t[k] + j * h)
-
-            def xi(c, g_c, q0=q0, t0=t0):
-                q = q0 + c * dq
-                twist = -mechanical_connection(model, ws, q) @ dq / h
-                return twist if mu_at is None else twist + mu_at(t0 + c * h, g_c, q)
-            g = _rkmk4_step(g, h, xi)
-        poses[k + 1] = g
+    substeps = int(substeps)
+    mu_at, J, t = _locked_velocity_function(mu, t, len(qs))
+    dt = np.ones(len(qs) - 1) if t is None else np.diff(t)
+    segment = np.repeat(np.arange(len(qs) - 1), 2 * substeps)
+    fraction = np.tile(np.arange(2 * substeps) / (2 * substeps), len(qs) - 1)
+    dq = np.diff(qs, axis=0)
+    nodes = np.vstack([qs[segment] + fraction[:, None] * dq[segment], qs[-1:]])
+    A, Minv = connections(model, model.create_data(), nodes, J is not None)
+    rate = np.repeat(dq / dt[:, None], substeps, axis=0)                 # each step's, constant on it
+    xi = -np.einsum("kij,kj->ki", np.stack([A[0:-1:2], A[1::2], A[2::2]], axis=1).reshape(-1, 6, model.n),
+                    np.repeat(rate, 3, axis=0)).reshape(-1, 3, 6)
+    if mu_at is not None:
+        t_nodes = np.append(t[segment] + fraction * dt[segment], t[-1])
+        mu_nodes = swap_columns(mu_at(t_nodes))
+        xi += np.stack([mu_nodes[0:-1:2], mu_nodes[1::2], mu_nodes[2::2]], axis=1)
+    R, p = poses_along(xi, Minv, J, np.repeat(dt / substeps, substeps))
+    poses = np.zeros((len(qs), 4, 4))
+    poses[:, :3, :3], poses[:, :3, 3], poses[:, 3, 3] = R[::substeps], p[::substeps], 1.0
     return poses
 
 
@@ -82,6 +85,17 @@ def net_displacement(model, qs, mu=None, t=None, substeps=1):
     return reconstruct(model, qs, mu, t, substeps)[-1]
 
 
+class MomentumLockedVelocity:
+    """``mu(t, g1, q) = M_b(q)^-1 Ad_g1^T J``: the locked velocity of a conserved momentum map ``J``."""
+
+    def __init__(self, model, J):
+        self.model, self.J, self.ws = model, check.vector("J", J, 6), model.create_data()
+
+    def __call__(self, t, g1, q):
+        kin = shape_kinematics(self.model, self.ws, q)
+        return np.linalg.solve(kin.M_b, Ad(g1).T @ self.J)
+
+
 def locked_velocity_of_momentum(model, J):
     """``mu(t, g1, q) = M_b(q)^-1 Ad_g1^T J``: the locked velocity of a conserved momentum map.
 
@@ -89,30 +103,7 @@ def locked_velocity_of_momentum(model, J):
     (Def. 2, ``J = Ad_g1^-T M_b mu``) at ``g1(0) = I``.  With it, :func:`reconstruct`
     gives the geometric plus the dynamic phase ([Muller2023] eq. 6.5).
     """
-    J = check.vector("J", J, 6)
-    ws = model.create_data()
-
-    def mu(t, g1, q):
-        kin = shape_kinematics(model, ws, q)
-        return np.linalg.solve(kin.M_b, Ad(g1).T @ J)
-    return mu
-
-
-def _rkmk4_step(g, h, xi):
-    """One RKMK4 step of ``g_dot = g xi(t, g)`` (body form): ``g exp(Omega)``.
-
-    With ``g(t) = g0 exp(Omega(t))``, ``Omega_dot = dexp^-1_(-Omega) xi``, truncated after
-    the double bracket (enough for order 4).  ``xi(c, g_c)`` is the twist at fraction ``c``
-    of the step and pose ``g_c``.
-    """
-    def dexpinv(W, x):
-        adW = ad(W)
-        return x + 0.5 * adW @ x + adW @ adW @ x / 12.0
-    k1 = h * xi(0.0, g)
-    k2 = h * dexpinv(k1 / 2, xi(0.5, g @ exp(k1 / 2)))
-    k3 = h * dexpinv(k2 / 2, xi(0.5, g @ exp(k2 / 2)))
-    k4 = h * dexpinv(k3, xi(1.0, g @ exp(k3)))
-    return g @ exp((k1 + 2 * k2 + 2 * k3 + k4) / 6)
+    return MomentumLockedVelocity(model, J)
 
 
 def checked_path(model, qs, name="qs", min_rows=2):
@@ -124,20 +115,22 @@ def checked_path(model, qs, name="qs", min_rows=2):
 
 
 def _locked_velocity_function(mu, t, N):
-    """``(mu(t, g1, q) or None, t or None)`` from the accepted forms of ``mu``."""
+    """``(mu(times) or None, J or None, t or None)`` from the accepted forms of ``mu``."""
     if mu is None:
-        return None, (None if t is None else _times(t, N))
+        return None, None, (None if t is None else _times(t, N))
     if t is None:
         raise check.InputError("t (sample times) is required when mu is given")
     t = _times(t, N)
+    if isinstance(mu, MomentumLockedVelocity):
+        return None, mu.J, t
     if callable(mu):
-        return mu, t
+        raise check.InputError("mu as a function: only a conserved momentum's, locked_velocity_of_momentum(model, J)")
     mu = np.asarray(mu, dtype=float)
     if mu.shape == (6,):
         mu = check.vector("mu", mu, 6)
-        return (lambda s, g, q: mu), t
+        return (lambda s: np.tile(mu, (len(s), 1))), None, t
     mu = check.array("mu", mu, (N, 6))
-    return (lambda s, g, q: np.array([np.interp(s, t, col) for col in mu.T])), t
+    return (lambda s: np.column_stack([np.interp(s, t, col) for col in mu.T])), None, t
 
 
 def _times(t, N):

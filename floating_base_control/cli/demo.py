@@ -53,12 +53,19 @@ def _orbital_parser(families):
     p.add_argument("--latency", type=non_negative, default=0.02, help="pose latency in seconds")
     p.add_argument("--mass-error", type=number(float, -1, above=True), default=0.0,
                    help="relative error of the spacecraft's mass and inertia in the controller's model")
-    p.add_argument("--task", choices=("setpoint", "trajectory", "end-effector"), default="setpoint",
+    p.add_argument("--task", choices=("setpoint", "trajectory", "end-effector", "reorient"), default="setpoint",
                    help="motion task: the scenario's set-point (eq. 52, default), a joint trajectory through "
-                        "waypoints, or an end-effector target 0.3 m away and rotated 30 deg "
-                        "(experiments/orbital/tasks.py)")
-    p.add_argument("--tumble-scale", type=finite_float, default=1.0,
-                   help="the initial locked velocity as a multiple of the paper's [10, 1.14, 0] deg/s")
+                        "waypoints, an end-effector target 0.3 m away and rotated 30 deg "
+                        "(experiments/orbital/tasks.py), or turning the spacecraft by --angle-deg about --axis "
+                        "with joint loops (experiments/orbital/reorient.py)")
+    p.add_argument("--tumble-scale", type=finite_float,
+                   help="the initial locked velocity as a multiple of the paper's [10, 1.14, 0] deg/s (default 1; "
+                        "0 with --task reorient, which starts at rest)")
+    r = p.add_argument_group("--task reorient: the target rotation (base frame at the start), planned from the set-"
+                             "point (the arm starts there)")
+    r.add_argument("--axis", type=finite_float, nargs=3, default=(0.0, 0.0, 1.0), metavar=("X", "Y", "Z"),
+                   help="rotation axis (default 0 0 1)")
+    r.add_argument("--angle-deg", type=finite_float, default=30.0, help="rotation angle, degrees (default 30)")
     p.add_argument("--seed", type=count, default=0)
     p.add_argument("--out", default="out/orbital", type=writable_dir, help="report directory (default out/orbital)")
     p.add_argument("--ros", action="store_true",
@@ -166,10 +173,11 @@ def run_orbital(args):
     over = " over ROS 2 (mujoco_sim + floating_base_controller)" if args.ros else f", {loop_description(scenario)}"
     print(f"orbital scenario {scenario.name}{over}: "
           f"{scenario.duration_s:g} s, compensation {compensation}, integral time {integral_time:g} s -> {out}/")
-    if args.tumble_scale != 1.0:
-        scenario = replace(scenario, mu0_omega_deg_s=tuple(args.tumble_scale * w for w in scenario.mu0_omega_deg_s))
+    tumble = (0.0 if args.task == "reorient" else 1.0) if args.tumble_scale is None else args.tumble_scale
+    if tumble != 1.0:
+        scenario = replace(scenario, mu0_omega_deg_s=tuple(tumble * w for w in scenario.mu0_omega_deg_s))
     if args.task != "setpoint":
-        if args.arm_urdf:
+        if args.arm_urdf and args.task != "reorient":
             raise ValueError("--task trajectory|end-effector has waypoints and targets for the package's robot: "
                              "not with --arm-urdf")
         return _run_orbital_task(args, scenario, out, progress)
@@ -193,15 +201,29 @@ def run_orbital(args):
 TASK_KEYS = ["task", "tracking_rms_joint_error_deg", "final_joint_error_deg", "max_joint_error_deg",
              "final_ee_position_error_m", "final_ee_orientation_error_deg", "min_ee_position_error_m",
              "min_ee_orientation_error_deg", "ee_time_within_1mm_0.1deg_s", "torque_saturated_fraction", "status"]
+REORIENT_KEYS = ["task", "target_rotation_deg", "final_base_rotation_error_deg", "cycles", "duration_s",
+                 "planning_time_s", "rotation_per_cycle_deg", "baseline_rotation_per_cycle_deg",
+                 "max_joint_speed_ratio", "min_joint_limit_margin_rad", "arm_spacecraft_contacts", "task_status",
+                 "status"]
 
 
 def _run_orbital_task(args, scenario, out, progress):
     """``--task trajectory|end-effector``: the motion task in the ROS-free loop (experiments/orbital/tasks.py)."""
     from floating_base_control.experiments.orbital import tasks
 
-    loop = "" if args.ros else f", {loop_description(scenario)}"
-    print(f"orbital scenario, task {args.task}: {args.duration:g} s, compensation {args.compensation}{loop} -> {out}/")
     settings = tasks.TaskSettings()
+    if args.task == "reorient":
+        if args.ros:
+            raise ValueError("--task reorient runs in the ROS-free loop (the node takes ~/base_attitude_target: "
+                             "docs/REORIENTATION.md)")
+        if not any(args.axis):
+            raise ValueError("--axis must not be zero")
+        settings.reorient = replace(settings.reorient, axis=tuple(args.axis), angle_deg=args.angle_deg,
+                                    duration_s=args.duration)
+        scenario = replace(scenario, q0=scenario.q_d)
+    duration = "from the plan" if args.duration is None else f"{args.duration:g} s"
+    loop = "" if args.ros else f", {loop_description(scenario)}"
+    print(f"orbital scenario, task {args.task}: {duration}, compensation {args.compensation}{loop} -> {out}/")
     if args.ros:        # the node's joint task uses the stiffness and damping parameters: the task's gains
         from floating_base_control.ros import orbital_demo as demo
         scenario = replace(tasks.task_scenario(scenario, args.task, settings), stiffness=settings.stiffness,
@@ -212,7 +234,8 @@ def _run_orbital_task(args, scenario, out, progress):
     write_json(out / "summary.json", summary)
     write_csv(out / "timeseries.csv", log)
     tasks.plot(out, log, summary)
-    print(json.dumps({k: summary.get(k) for k in TASK_KEYS}, indent=2))
+    print(json.dumps({k: summary.get(k) for k in (REORIENT_KEYS if args.task == "reorient" else TASK_KEYS)},
+                     indent=2))
 
 
 def _hopper_parser(families):

@@ -274,13 +274,17 @@ def sample_configurations(model, count=8, seed=0):
     return [0.5 * (lo + hi)] + [rng.uniform(lo, hi) for _ in range(count)]
 
 
-def robot_joint_gains(model, control_period=1e-3, count=16):
-    """:func:`delay_robust_joint_gains` over :func:`sample_configurations` (``count`` random shapes): joint gains
-    for a robot whose task is not known, the velocity bandwidth slowed down for a control period longer than
-    1 ms (the design's)."""
+def shape_joint_gains(model, shapes, control_period=1e-3):
+    """:func:`delay_robust_joint_gains` over the reduced inertias at ``shapes``, the velocity bandwidth slowed down
+    for a control period longer than 1 ms (the design's)."""
     bandwidth = JOINT_VELOCITY_BANDWIDTH * min(1.0, 1e-3 / control_period)
-    return delay_robust_joint_gains([model.reduced_shape_inertia(q) for q in sample_configurations(model, count)],
-                                    bandwidth)
+    return delay_robust_joint_gains([model.reduced_shape_inertia(q) for q in shapes], bandwidth)
+
+
+def robot_joint_gains(model, control_period=1e-3, count=16):
+    """:func:`shape_joint_gains` over :func:`sample_configurations` (``count`` random shapes): joint gains for a
+    robot whose task is not known."""
+    return shape_joint_gains(model, sample_configurations(model, count), control_period)
 
 
 def radial_loop(model, foot_id, q, K_r, D_r, h=1e-6):

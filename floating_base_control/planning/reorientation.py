@@ -44,17 +44,19 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy.interpolate import RegularGridInterpolator
+from scipy.linalg import null_space
 from scipy.optimize import minimize
 
 from .. import validation as check
 from ..analysis.locomotion import ccf_map
-from ..dynamics.centroidal import inertia_at_com
+from ..conventions import quat_wxyz_to_matrix, xyzw_to_wxyz
+from ..dynamics.centroidal import center_of_mass
 from ..validation import InputError
 from .clearance import BaseClearance
-from .holonomy import (attitudes_along, centroidal_angular_momentum, loop_holonomy_gradient, path_rotation,
+from .holonomy import (attitudes_along, loop_holonomy_gradient, momentum_at_rest, path_rotation,
                        right_jacobian_inverse, rotation_matrix, rotation_vector)
 from .paths import FourierLoop, LinePath
-from .timing import Hold, TimedPath, Trajectory, time_path
+from .timing import Hold, TimedPath, Trajectory, TrajectoryWindow, time_path
 
 #: Joint position margin (rad) inside the limits, by default.
 DEFAULT_MARGIN = 0.05
@@ -87,18 +89,19 @@ TIMING_INTERVALS = 256
 #: Rotation-vector tolerance (rad) of one cycle when landing, and of the integration's discretization (the
 #: landing integration's steps double, up to MAX_LANDING_STEPS, until doubling changes less).
 LANDING_TOLERANCE, DISCRETIZATION_TOLERANCE, MAX_LANDING_STEPS = 1e-11, 1e-9, 1024
-#: Gauss-Newton iterations allowed when landing.
-LANDING_ITERATIONS = 12
-#: The fastest loop's rotation about other axes, relative to that about the axis, above which the joints are
-#: taken to be unable to turn the base about the axis alone (the landing then removes the rest exactly).
-OFF_AXIS_TOLERANCE = 0.05
-#: Refuse targets that need more cycles than this.
-MAX_CYCLES = 400
+#: Gauss-Newton iterations allowed when landing; from a given loop, the largest change of its rotation (relative)
+#: landed at once (larger ones go through intermediate rotations).
+LANDING_ITERATIONS, CONTINUATION = 12, 0.25
+#: Refuse targets that need more cycles than this; the numbers of cycles a landing tries (from the fewest).
+MAX_CYCLES, LANDING_ATTEMPTS = 400, 8
 #: With momentum: the drift's time step (s) and the end-time grid's; the plans screened; the loops' rate
 #: discount when screening end times; the slack kept for the corrections; the fixed-point iterations.
-DRIFT_STEP, MOMENTUM_SEARCHES, RATE_SCREEN, MOMENTUM_SLACK, MOMENTUM_ITERATIONS = 0.05, 4, 0.9, 0.1, 16
-#: With momentum: the end attitude's tolerance (rad) of the corrections (a plan that does not reach it is refused).
-MOMENTUM_TOLERANCE = 1e-8
+DRIFT_STEP, MOMENTUM_SEARCHES, RATE_SCREEN, MOMENTUM_SLACK, MOMENTUM_ITERATIONS = 0.05, 8, 0.9, 0.25, 16
+#: With momentum: the end attitude's tolerance (rad) of the corrections (a plan that does not reach it is refused);
+#: of a remainder's (its loops' time-optimal timing jumps by a few percent between nearby loops, where the grid's
+#: check finds the limits exceeded or not, and the anisotropic drift makes that ~5e-5 rad at the end: far below
+#: what an attitude estimate resolves).
+MOMENTUM_TOLERANCE, REMAINDER_TOLERANCE = 1e-8, 1e-4
 #: Longest plan with momentum (s).
 MAX_DURATION = 300.0
 #: Sample period (s) of the plan's trajectory and attitude.
@@ -129,16 +132,12 @@ def rotation_from_quaternion(quaternion, frame="base", start_attitude=None):
     norm = np.linalg.norm(q)
     if abs(norm - 1.0) > 1e-6:
         raise InputError(f"quaternion must have unit norm, got {norm:.6g}")
-    x, y, z, w = q / norm
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-    return _in_base_frame(R, frame, start_attitude)
+    return _in_base_frame(quat_wxyz_to_matrix(xyzw_to_wxyz(q)), frame, start_attitude)
 
 
 def relative_rotation(target_attitude, start_attitude):
     """The target rotation ``R1(0)^T R1_target`` of an absolute attitude target (both in the world)."""
-    return _rotation("start_attitude", start_attitude).T @ _rotation("target_attitude", target_attitude)
+    return checked_rotation("start_attitude", start_attitude).T @ checked_rotation("target_attitude", target_attitude)
 
 
 def _in_base_frame(R, frame, start_attitude):
@@ -148,11 +147,12 @@ def _in_base_frame(R, frame, start_attitude):
         return R
     if start_attitude is None:
         raise InputError("a rotation in the world frame needs start_attitude (the base's attitude in the world)")
-    R0 = _rotation("start_attitude", start_attitude)
+    R0 = checked_rotation("start_attitude", start_attitude)
     return R0.T @ R @ R0
 
 
-def _rotation(name, R, tol=1e-6):
+def checked_rotation(name, R, tol=1e-6):
+    """``R`` (3x3), or :class:`InputError` naming ``name`` if it is not a rotation matrix."""
     R = check.array(name, R, (3, 3))
     if np.abs(R.T @ R - np.eye(3)).max() > tol or np.linalg.det(R) < 0:
         raise InputError(f"{name} is not a rotation matrix (orthonormal, determinant +1; tolerance {tol})")
@@ -218,7 +218,9 @@ class ReorientationPlan:
     ``times``, ``positions``, ``velocities``, ``accelerations``: the trajectory sampled every
     ``SAMPLE_PERIOD`` (and at its end); :meth:`evaluate` gives it at any time.  ``attitudes``: the
     predicted base rotation ``R1(0)^T R1(t)`` at ``times``.  ``loop``: one cycle of the loop, repeated
-    ``cycles`` times.
+    ``cycles`` times; ``cycle_times`` (cycles + 1,): when each cycle starts (and the last ends), s from the
+    plan's start, ``cycle_speeds``: the loop's path speed then (rad of its parameter per second).
+    ``momentum``: the momentum ``J`` of the prediction (:func:`~.holonomy.momentum_at_rest`; ``None``: zero).
     """
 
     def __init__(self, model, trajectory, target, loop, cycles, loop_rotation, limits, momentum=None,
@@ -226,8 +228,11 @@ class ReorientationPlan:
         self.joint_names = model.joint_names
         self.trajectory, self.target, self.loop, self.cycles = trajectory, target, loop, cycles
         self.loop_rotation = loop_rotation    #: rotation vector (rad) of one cycle at zero momentum
-        self.limits, self.name = limits, name
-        self.planning_time = None             #: s, set by the planner when the plan is complete
+        self.limits, self.name, self.momentum = limits, name, momentum
+        self.planning_time = None             #: s (wall clock), set by the planner when the plan is complete
+        self.planning_cpu_time = None         #: s of the process's CPU time meanwhile (a loaded machine's wall time
+                                              #: is longer; this is what the planning costs)
+        self.cycle_times, self.cycle_speeds = _cycle_boundaries(trajectory, cycles)
         self.duration = trajectory.duration
         self.times = np.append(np.arange(0.0, self.duration, sample_period), self.duration)
         if self.times[-1] - self.times[-2] < 1e-9:
@@ -262,6 +267,7 @@ class ReorientationPlan:
                 "target_rotation_deg": math.degrees(rotation_angle(self.target)),
                 "predicted_error_deg": math.degrees(self.error),
                 "cycles": self.cycles, "duration_s": self.duration, "planning_time_s": self.planning_time,
+                "planning_cpu_s": self.planning_cpu_time,
                 "rotation_per_cycle_deg": math.degrees(self.rotation_per_cycle),
                 "rotation_rate_deg_s": math.degrees(rotation_angle(self.target)) / self.duration,
                 "loop_joints": [self.joint_names[j] for j in self.loop.joints] if self.loop is not None else [],
@@ -269,6 +275,23 @@ class ReorientationPlan:
                 "max_joint_acceleration_ratio": float((np.abs(self.accelerations) / self.limits.acceleration).max()),
                 "min_joint_limit_margin_rad": float(pos_margin + self.limits.margin),
                 "min_margin_beyond_required_rad": float(pos_margin)}
+
+
+def _cycle_boundaries(trajectory, cycles):
+    """``(times, path speeds)`` of the loop's cycle boundaries in ``trajectory`` (empty without a loop): the
+    timing grid has ``TIMING_INTERVALS`` intervals per cycle, so the boundaries are grid points."""
+    for start, piece in zip(trajectory.starts, trajectory.pieces):
+        if isinstance(piece, TimedPath) and isinstance(piece.path, FourierLoop):
+            i = np.arange(cycles + 1) * ((len(piece.timing.s) - 1) // cycles)
+            return start + piece.timing.t[i], piece.timing.sdot[i]
+    return np.zeros(0), np.zeros(0)
+
+
+def attitude_change(model, plan, start, end, J=None):
+    """``R1(start)^T R1(end)``: what ``plan`` turns the base by between two of its times (eq. 9; ``J``: the
+    momentum in the base frame at ``start``, :func:`~.holonomy.momentum_at_rest`; default none)."""
+    window = TrajectoryWindow(plan.trajectory, start, end)
+    return attitudes_along(model, window, [0.0, window.duration], J)[-1]
 
 
 # -- the planner -------------------------------------------------------------------------------------
@@ -290,9 +313,9 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
     Method: the module doc.  Raises :class:`InputError` with the reason if the target cannot be reached
     within the limits.
     """
-    start = time.perf_counter()
+    start = _clocks()
     q0 = check.vector("q0", q0, model.n)
-    target = _rotation("target", target)
+    target = checked_rotation("target", target)
     limits = joint_limits(model, margin, position_limits, velocity_limits, acceleration_limits)
     q_final = q0 if q_final is None else check.vector("q_final", q_final, model.n)
     for name, q in (("q0", q0), ("q_final", q_final)):
@@ -305,17 +328,26 @@ def plan_reorientation(model, q0, target, *, mu=None, joints=None, q_final=None,
                         base)
     moves = [] if np.array_equal(q_final, q0) else [LinePath(q0, q_final)]
     R_moves = path_rotation(model, loops.ws, moves[0], LANDING_STEPS) if moves else np.eye(3)
-    k = None if mu is None else centroidal_angular_momentum(model, q0, check.vector("mu", mu, 6))
-    if k is None or not k.any():
+    J = None if mu is None else momentum_at_rest(model, q0, check.vector("mu", mu, 6))
+    if J is None or not J.any():
         loop, n, phi = loops.land(rotation_vector(target @ R_moves.T), cycles)
-        trajectory, k = _trajectory(q0, loop, moves, limits), None
+        trajectory, J = _trajectory(q0, loop, moves, limits), None
     else:
-        loop, n, phi, trajectory = _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles,
+        loop, n, phi, trajectory = _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles,
                                                   max_duration, sample_period)
     plan = ReorientationPlan(model, trajectory, target, None if loop is None else loop.with_coefficients(
-        loop.coefficients, 1), n, phi, limits, k, sample_period)
-    plan.planning_time = time.perf_counter() - start
+        loop.coefficients, 1), n, phi, limits, J, sample_period)
+    plan.planning_time, plan.planning_cpu_time = _elapsed(start)
     return plan
+
+
+def _clocks():
+    return time.perf_counter(), time.process_time()
+
+
+def _elapsed(start):
+    """``(wall, CPU)`` seconds since ``start = _clocks()``."""
+    return tuple(now - then for now, then in zip(_clocks(), start))
 
 
 def _base_clearance(model, clearance):
@@ -328,7 +360,7 @@ def _base_clearance(model, clearance):
 
 
 def _trajectory(q0, loop, moves, limits, wait=0.0):
-    """Wait at ``q0``, the loop's cycles, then the moves, each timed from rest to rest."""
+    """A wait at ``q0``, the loop's cycles, then the moves, each timed from rest to rest."""
     v, a = limits.velocity, limits.acceleration
     pieces = [Hold(q0, wait)]
     if loop is not None:
@@ -339,8 +371,8 @@ def _trajectory(q0, loop, moves, limits, wait=0.0):
     return Trajectory(pieces)
 
 
-def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, max_duration, sample_period):
-    """``(loop, cycles, phi, trajectory)`` ending at the target with the angular momentum ``k`` about the CoM.
+def _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles, max_duration, sample_period):
+    """``(loop, cycles, phi, trajectory)`` ending at the target with the momentum ``J`` (``momentum_at_rest``).
 
     The base drifts: with the joints at rest it turns as the locked rigid body, ``D(t)`` (eq. 9 with the
     joints still, integrated once).  Were the locked inertia isotropic, the drift and the joints'
@@ -352,7 +384,7 @@ def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, 
     ``G <- G R1(T)^T target`` on the exact prediction, ``T`` fixed (the wait absorbs the loops' timing).
     """
     grid = np.arange(0.0, max_duration + DRIFT_STEP / 2, DRIFT_STEP)
-    drift = attitudes_along(model, Trajectory([Hold(q0, grid[-1])]), grid, k)
+    drift = attitudes_along(model, Trajectory([Hold(q0, grid[-1])]), grid, J)
     needed = np.einsum("tji,jk->tik", drift, target) @ R_moves.T           # D(T)^T target, then the moves
     angles = np.array([rotation_angle(G) for G in needed])
     move_time = sum(time_path(p, limits.velocity, limits.acceleration, TIMING_INTERVALS).duration for p in moves)
@@ -367,35 +399,54 @@ def _momentum_plan(model, q0, target, k, loops, moves, R_moves, limits, cycles, 
         loop, n, _ = search.land(rotation_vector(needed[i]), cycles)
         loop_time = _trajectory(q0, loop, [], limits).duration
         if loop_time + move_time <= grid[i] * (1 - MOMENTUM_SLACK):
-            found = _momentum_corrected(model, q0, target, k, search, cycles or n, moves, R_moves, limits, grid[i],
+            found = _momentum_corrected(model, q0, target, J, search, cycles or n, moves, R_moves, limits, grid[i],
                                         needed[i] @ R_moves, sample_period)
             if found is not None and found[0] < MOMENTUM_TOLERANCE:
                 return found[1]
             if found is not None and (best is None or found[0] < best[0]):
                 best = found
         rate = min(rate, angles[i] / loop_time) * RATE_SCREEN
-    drift_rate = math.degrees(np.linalg.norm(_locked_angular_velocity(model, q0, k)))
+    kin = model.kinematics(q0)
+    k = J[:3] - np.cross(center_of_mass(kin), J[3:])                 # about the CoM
+    drift_rate = math.degrees(np.linalg.norm(np.linalg.solve(kin.M_b, J)[:3]))
     raise InputError(f"with the momentum (angular momentum {np.round(k, 4).tolist()} N m s about the CoM, a drift "
                      f"of {drift_rate:.3g} deg/s at rest), no end time within max_duration {max_duration} s was "
                      "found at which the loops reach the target" + (
                          "" if best is None else f" (closest: {math.degrees(best[0]):.3g} deg)"))
 
 
-def _momentum_corrected(model, q0, target, k, search, cycles, moves, R_moves, limits, end, G0, sample_period):
-    """The corrections of :func:`_momentum_plan` from the joints' rotation ``G0`` (loops, then moves):
-    ``G = G0 exp(x)`` with ``x`` solving ``log(R1(end)^T target) = 0`` by Broyden's method from the
-    isotropic model's Jacobian ``-1`` (its first step is the fixed point ``G <- G R1(end)^T target``),
-    predicted on the plan's samples.  ``(error, (loop, cycles, phi, trajectory))`` of the best iterate, or
-    ``None`` if the loops outgrow ``end``."""
-    x, B, previous, best, loop = np.zeros(3), -np.eye(3), None, None, None
-    for _ in range(MOMENTUM_ITERATIONS):
-        loop, cycles, phi = search.land(rotation_vector(G0 @ rotation_matrix(x) @ R_moves.T), cycles, loop)
+def _momentum_corrected(model, q0, target, J, search, cycles, moves, R_moves, limits, end, G0, sample_period):
+    """The corrections of :func:`_momentum_plan` from the joints' rotation ``G0`` (loops, then moves), landed by
+    :func:`_land_by_prediction` with a wait at ``q0``, then the loops and moves, until ``end``.  Each landing
+    continues from the last one's loop."""
+    last = [None, cycles]
+
+    def land(G):
+        loop, n, phi = search.land(rotation_vector(G @ R_moves.T), last[1], last[0])
+        last[:] = loop, n
+        return loop, n, phi
+
+    def trajectory_of(loop):
         loop_time = _trajectory(q0, loop, moves, limits).duration
-        if loop_time > end:
+        return None if loop_time > end else _trajectory(q0, loop, moves, limits, wait=end - loop_time)
+    return _land_by_prediction(model, J, target, G0, land, trajectory_of, sample_period)
+
+
+def _land_by_prediction(model, J, target, G0, land, trajectory_of, sample_period):
+    """The joints' rotation ``G = G0 exp(x)`` whose trajectory ends at ``target`` with the momentum ``J``:
+    ``x`` solves ``log(R1(end)^T target) = 0`` by Broyden's method from the isotropic model's Jacobian ``-1``
+    (its first step is the fixed point ``G <- G R1(end)^T target``), predicted on the plan's samples.
+    ``land(G)`` gives ``(loop, cycles, phi)`` turning the base by ``G`` at zero momentum, ``trajectory_of(loop)``
+    its timed trajectory (``None`` if the loops outgrow the time).  ``(error, (loop, cycles, phi,
+    trajectory))`` of the best iterate, or ``None``."""
+    x, B, previous, best = np.zeros(3), -np.eye(3), None, None
+    for _ in range(MOMENTUM_ITERATIONS):
+        loop, cycles, phi = land(G0 @ rotation_matrix(x))
+        trajectory = trajectory_of(loop)
+        if trajectory is None:
             break
-        trajectory = _trajectory(q0, loop, moves, limits, wait=end - loop_time)
         times = np.append(np.arange(0.0, trajectory.duration, sample_period), trajectory.duration)
-        r = rotation_vector(attitudes_along(model, trajectory, times, k)[-1].T @ target)
+        r = rotation_vector(attitudes_along(model, trajectory, times, J)[-1].T @ target)
         if best is None or np.linalg.norm(r) < best[0]:
             best = (np.linalg.norm(r), (loop, cycles, phi, trajectory))
         if np.linalg.norm(r) < MOMENTUM_TOLERANCE:
@@ -408,9 +459,74 @@ def _momentum_corrected(model, q0, target, k, search, cycles, moves, R_moves, li
     return best
 
 
-def _locked_angular_velocity(model, q0, k):
-    """``omega_mu = I_c(q0)^-1 k``: the base's angular velocity with the joints at rest (start axes)."""
-    return np.linalg.solve(inertia_at_com(model.kinematics(q0)), k)
+def plan_remainder(model, plan, cycle, target, J=None, end=None, clearance=CLEARANCE, sample_period=SAMPLE_PERIOD):
+    """The rest of ``plan`` from the start of its cycle ``cycle`` (``1 <= cycle < plan.cycles``), landed anew.
+
+    A :class:`ReorientationPlan` that starts there (at the loop's base, moving at the plan's path speed then) and
+    turns the base by ``target`` (3x3, in the base frame then) in the plan's remaining cycles (or one more, if a
+    loop within the limits needs it), of a loop near its own with the same velocity at the base (Gauss-Newton from
+    it, the steps keeping ``q'(0)``: the trajectory goes on without a step in velocity).  With the momentum ``J``
+    (:func:`~.holonomy.momentum_at_rest`, in the base frame then) the attitude ``end`` s later (default: when
+    ``plan`` ends, or when the remaining loops end if later) is the target: the loops, then rest at the loop's base
+    until then (:func:`_land_by_prediction`; the plan's own wait came first, so loops needing more time end later).
+    What an executor calls when its attitude estimate differs from the prediction (``planning/execution.py``).
+    Raises :class:`InputError` if no such loop is found within the limits."""
+    start = _clocks()
+    if plan.loop is None or not 1 <= cycle < plan.cycles or len(plan.trajectory.pieces) > 2:
+        raise InputError(f"a remainder starts at a cycle in [1, {plan.cycles}) of a plan of loops (no final move), "
+                         f"got cycle {cycle}")
+    target = checked_rotation("target", target)
+    theta = rotation_vector(target)
+    axis = theta / np.linalg.norm(theta) if np.linalg.norm(theta) > 0 else plan.axis
+    family = _LoopFamily(model, plan.loop.q_base, plan.loop.joints, plan.loop.harmonics, plan.limits, axis,
+                         _base_clearance(model, clearance))
+    J = None if J is None or not np.any(J) else J
+    end = None if J is None else plan.duration - plan.cycle_times[cycle] if end is None else float(end)
+    for remaining in (plan.cycles - cycle, plan.cycles - cycle + 1):
+        try:
+            trajectory, loop, phi = _remainder(model, plan, cycle, target, J, end, family, remaining, sample_period)
+            break
+        except InputError as exc:
+            reason = exc
+    else:
+        raise reason
+    out = ReorientationPlan(model, trajectory, target, loop.with_coefficients(loop.coefficients, 1), remaining, phi,
+                            plan.limits, J, sample_period, name="remainder")
+    out.planning_time, out.planning_cpu_time = _elapsed(start)
+    return out
+
+
+def _remainder(model, plan, cycle, target, J, end, family, remaining, sample_period):
+    """``(trajectory, loop, phi)`` of :func:`plan_remainder` in ``remaining`` cycles."""
+    loop, limits = plan.loop, plan.limits
+    current = [loop.coefficients]
+
+    def land(G):
+        phi = rotation_vector(G) / remaining
+        c = family.landed(None, phi, current[0], keep_start_velocity=True)
+        if c is None:
+            raise InputError(f"no loop near the plan's turns the base by {math.degrees(np.linalg.norm(phi)):.4g} deg "
+                             f"per cycle within the limits")
+        current[0] = c
+        return family.loop(c, remaining), remaining, phi
+
+    def timed(loop_n):
+        return TimedPath(loop_n, time_path(loop_n, limits.velocity, limits.acceleration, TIMING_INTERVALS * remaining,
+                                           plan.cycle_speeds[cycle]))
+    if J is None:
+        loop_n, _, phi = land(target)
+        return Trajectory([timed(loop_n)]), loop_n, phi
+    drift = attitudes_along(model, Trajectory([Hold(loop.q_base, end)]), [0.0, end], J)[-1]
+
+    def trajectory_of(loop_n):
+        piece = timed(loop_n)
+        return Trajectory([piece, Hold(loop.q_base, max(end - piece.duration, 0.0))])
+    found = _land_by_prediction(model, J, target, drift.T @ target, land, trajectory_of, sample_period)
+    if found is None or found[0] >= REMAINDER_TOLERANCE:
+        raise InputError(f"{remaining} cycles cannot end at the target with the momentum"
+                         + ("" if found is None else f" (closest: {math.degrees(found[0]):.3g} deg)"))
+    loop_n, _, phi, trajectory = found[1]
+    return trajectory, loop_n, phi
 
 
 class _LoopSearch:
@@ -476,24 +592,26 @@ class _AxisLoops:
 
     def land(self, theta, cycles=None, start=None):
         """``(loop, cycles, phi)``: ``cycles`` cycles of ``loop`` turn the base by ``exp(theta)``, ``phi =
-        theta / cycles`` each (zero momentum); ``cycles`` is the fewest the fastest loop needs, or at
+        theta / cycles`` each (zero momentum); ``cycles`` is the number the fastest loop needs rounded down (a
+        larger loop may do with one fewer: fewer, larger cycles are faster than more, smaller ones) or up, or at
         least the given number.  ``start``: a loop of the family to land from (continuation)."""
         max_cycles = self.loops.max_cycles
         names = [self.loops.model.joint_names[j] for j in self.joints]
         needed = np.linalg.norm(theta) / max(self.per_cycle, 1e-300)
-        if self.best.off_axis > OFF_AXIS_TOLERANCE * self.per_cycle or needed > max_cycles:
+        if self.per_cycle <= 0 or needed > max_cycles:
             raise InputError(f"the joints {names} cannot turn the base about {np.round(self.axis, 4).tolist()} "
                              f"within the limits: the best loop turns {math.degrees(self.per_cycle):.3g} deg per "
                              f"cycle about it (and {math.degrees(self.best.off_axis):.3g} deg about other axes); "
                              f"{math.degrees(np.linalg.norm(theta)):.4g} deg would need {needed:.4g} cycles "
                              f"(max_cycles {max_cycles})")
-        first = cycles or max(1, math.ceil(needed - 1e-9))
-        for n in range(first, max_cycles + 1):
+        first = cycles or max(1, math.floor(needed))   # the needed number rounded down may land on a larger loop
+        last = min(first + LANDING_ATTEMPTS - 1, max_cycles)
+        for n in range(first, last + 1):
             c = self.family.landed(self.best, theta / n, None if start is None or n != first else start.coefficients)
             if c is not None:
                 return self.family.loop(c, n), n, theta / n
         raise InputError(f"no loop of the joints {names} lands on the target within the limits in {first} to "
-                         f"{max_cycles} cycles")
+                         f"{last} cycles")
 
 
 def _check_within(model, name, q, limits):
@@ -634,10 +752,11 @@ class _LoopFamily:
         """Seconds per radian of the loop parameter at the limits (constant path speed)."""
         return max(float((np.abs(self.B[1] @ c) / self.v).max()), float(np.sqrt(np.abs(self.B[2] @ c) / self.a).max()))
 
-    def fastest(self, x0, phi_target=None, iterations=SEARCH_ITERATIONS):
+    def fastest(self, x0, phi_target=None, iterations=SEARCH_ITERATIONS, keep_start_velocity=False):
         """SLSQP from ``x0``: the loop that turns the base most about the axis per second at constant path
         speed, with no rotation about the other axes; or, given ``phi_target``, the shortest cycle that
-        turns it by ``phi_target`` (module doc)."""
+        turns it by ``phi_target`` (module doc), with ``keep_start_velocity`` the velocity at its base ``q'(0)``
+        that of ``x0``."""
         if phi_target is None:
             if self._rate(x0)[0] > 0:
                 x0 = self._reversed(x0)
@@ -653,6 +772,9 @@ class _LoopFamily:
             def objective(x):
                 return x[-1] / x0[-1], _Lazy(lambda: np.append(np.zeros(len(x) - 1), 1 / x0[-1]))
             E, target, extra = np.eye(3), phi_target, []
+            if keep_start_velocity:
+                C = np.hstack([self._start_velocity_map(), np.zeros((self.shape[1], 1))])
+                extra = [{"type": "eq", "fun": lambda x: C @ (x - x0), "jac": lambda x: C}]
         res = minimize(lambda x: objective(x)[0], x0, jac=lambda x: objective(x)[1](), method="SLSQP",
                        options={"maxiter": iterations, "ftol": SEARCH_TOLERANCE},
                        constraints=[{"type": "eq", "fun": lambda x: E @ self.rotation(x[:-1]) - target,
@@ -744,32 +866,63 @@ class _LoopFamily:
 
     # -- landing --
 
-    def landed(self, best, phi_target, start=None):
+    def landed(self, best, phi_target, start=None, keep_start_velocity=False):
         """Coefficients of a cycle that turns the base by exactly ``phi_target``, or ``None`` if none is found
-        within the position limits: from ``start`` (coefficients), or the fastest loop scaled to the target (or,
-        if the scaled loop leaves the limits, :meth:`fastest` with the target from it), then Gauss-Newton
-        (minimum-norm steps) to round-off on the finer integration."""
-        scale = math.sqrt(np.linalg.norm(phi_target) / (best.phi @ self.axis))
-        c = best.x[:-1] * scale if start is None else np.ravel(start)
-        if start is None and self._room(c.reshape(self.shape)) < 1.0:
-            c = self.fastest(np.append(c, best.x[-1] * scale), phi_target).x[:-1]
+        within the position limits: from ``start`` (coefficients), or the fastest loop ``best`` scaled to the
+        target (or, if the scaled loop leaves the limits, :meth:`fastest` with the target from it), then
+        Gauss-Newton (minimum-norm steps) to round-off on the finer integration.  ``keep_start_velocity``: the
+        steps keep ``q'(0)``, the loop's velocity at its base, that of ``start`` (a plan replacing another
+        mid-motion continues its velocity)."""
+        if start is None:
+            scale = math.sqrt(np.linalg.norm(phi_target) / (best.phi @ self.axis))
+            c = best.x[:-1] * scale
+            if self._room(c.reshape(self.shape)) < 1.0:
+                c = self.fastest(np.append(c, best.x[-1] * scale), phi_target).x[:-1]
+        else:
+            c = np.ravel(start)
+        free = self._start_velocity_kept() if keep_start_velocity else None
+        if start is not None:        # from afar Gauss-Newton may not converge: through intermediate rotations
+            phi0 = self.rotation(c, LANDING_STEPS)
+            stages = math.ceil(np.linalg.norm(phi_target - phi0) / (CONTINUATION * max(np.linalg.norm(phi0), 1e-3)))
+            for k in range(1, stages):
+                c = self._gauss_newton(c, phi0 + k / stages * (phi_target - phi0), LANDING_STEPS, free)
+                if c is None:
+                    return None
+            if self._room(c.reshape(self.shape)) < 1.0:       # the minimum-norm steps left the limits
+                c = self.fastest(np.append(c, self._path_speed_bound(c.reshape(self.shape))), phi_target,
+                                 keep_start_velocity=keep_start_velocity).x[:-1]
         steps = LANDING_STEPS
         while c is not None:
-            c = self._gauss_newton(c, phi_target, steps)
+            c = self._gauss_newton(c, phi_target, steps, free)
             if c is None or steps >= MAX_LANDING_STEPS or np.linalg.norm(
                     self.rotation(c, 2 * steps) - self.rotation(c, steps)) <= DISCRETIZATION_TOLERANCE:
                 break
             steps *= 2                          # the integration is not converged: land on a finer one
         return c if c is not None and self._room(c.reshape(self.shape), self.dense) >= 1.0 and self.clear(c) else None
 
-    def _gauss_newton(self, c, phi_target, steps):
+    def _start_velocity_map(self):
+        """``C`` with ``q'(0) = C c``: the loop's velocity at its base from its coefficients (raveled)."""
+        dB0 = self.template.basis(np.zeros(1))[1][0]
+        J = self.shape[1]
+        C = np.zeros((J, self.shape[0], J))
+        C[np.arange(J), :, np.arange(J)] = dB0
+        return C.reshape(J, -1)
+
+    def _start_velocity_kept(self):
+        """A basis (columns) of the coefficient changes that keep ``q'(0)``."""
+        return null_space(self._start_velocity_map())
+
+    def _gauss_newton(self, c, phi_target, steps, free=None):
         """Coefficients near ``c`` whose cycle (integrated in ``steps`` steps) turns the base by ``phi_target``
-        to ``LANDING_TOLERANCE`` (minimum-norm steps; the curvature Jacobian of the search), or ``None``."""
+        to ``LANDING_TOLERANCE`` (minimum-norm steps, within the columns of ``free`` if given; the curvature
+        Jacobian of the search), or ``None``."""
         for _ in range(LANDING_ITERATIONS):
             r = phi_target - self.rotation(c, steps)
             if np.linalg.norm(r) < LANDING_TOLERANCE:
                 return c
-            c = c + np.linalg.lstsq(self.rotation_jacobian(c), r, rcond=None)[0]
+            G = self.rotation_jacobian(c)
+            c = c + (np.linalg.lstsq(G, r, rcond=None)[0] if free is None
+                     else free @ np.linalg.lstsq(G @ free, r, rcond=None)[0])
         return None
 
 
@@ -872,8 +1025,8 @@ def baseline_plan(model, q0, target, circle=None, margin=DEFAULT_MARGIN, positio
     """The naive plan: move to the start of the :func:`naive_baseline` circle for the target's axis, repeat it
     until the rotation about the axis is reached (rounded up to whole cycles), move back; nothing corrects
     the rotation about the other axes."""
-    start = time.perf_counter()
-    target = _rotation("target", target)
+    start = _clocks()
+    target = checked_rotation("target", target)
     theta = rotation_vector(target)
     axis = theta / np.linalg.norm(theta)
     limits = joint_limits(model, margin, position_limits, velocity_limits, acceleration_limits)
@@ -886,5 +1039,5 @@ def baseline_plan(model, q0, target, circle=None, margin=DEFAULT_MARGIN, positio
                                      TIMING_INTERVALS * (cycles if p is loop else 1))) for p in paths]
     plan = ReorientationPlan(model, Trajectory(pieces), target, circle.loop, cycles, circle.phi, limits,
                              sample_period=sample_period, name="baseline")
-    plan.planning_time = time.perf_counter() - start
+    plan.planning_time, plan.planning_cpu_time = _elapsed(start)
     return plan

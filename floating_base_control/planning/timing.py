@@ -3,13 +3,14 @@
 A path ``q(s)`` (``s`` from 0 to ``length``) is timed by ``s(t)``: with ``x = sdot^2`` and
 ``u = sddot``, the joint velocities and accelerations are ``q' sdot`` and ``q' u + q'' x``, so the
 limits ``|qdot_j| <= v_j`` and ``|qddot_j| <= a_j`` are linear in ``(u, x)`` at each ``s``.  On a grid
-``s_i`` with ``u`` constant on each interval (``x_{i+1} = x_i + 2 u_i ds``) the fastest timing from
-rest to rest is found by two passes [Pham2018] (TOPP-RA; the phase-plane method of [Bobrow1985]):
-backward, the largest ``x_i`` from which the end can still be reached at rest; forward, the largest
-acceleration that stays within those bounds.  The limits hold at the grid points; between them the
+``s_i`` with ``u`` constant on each interval (``x_{i+1} = x_i + 2 u_i ds``) the fastest timing to rest
+(from rest, or from a given path speed: a plan replacing another mid-motion) is found by two passes
+[Pham2018] (TOPP-RA; the phase-plane method of [Bobrow1985]): backward, the largest ``x_i`` from which
+the end can still be reached at rest; forward, the largest acceleration that stays within those bounds.  The limits hold at the grid points; between them the
 path's ``q'`` and ``q''`` change a little, which :func:`time_path` absorbs by timing against limits
-scaled by ``1 - SAFETY`` and, if the check on a denser grid still finds an excess, by slowing the
-whole piece uniformly (``t -> k t`` divides speeds by ``k``, accelerations by ``k^2``).
+scaled by ``1 - SAFETY`` and, if the check on a denser grid still finds an excess, by timing it again
+within limits scaled as slowing the whole piece uniformly would (``t -> k t`` divides speeds by ``k``,
+accelerations by ``k^2``).
 """
 import math
 from typing import NamedTuple
@@ -25,8 +26,12 @@ SAFETY = 0.01
 CHECK_SUBSAMPLES = 4
 #: Largest step (s) between the knots of a hold.
 HOLD_STEP = 0.05
-#: Relative extra stretch when the dense check slows a piece down (rounding must not reach the limit).
-STRETCH_ROUNDING = 1e-9
+#: Relative extra slow-down when the dense check finds an excess (rounding must not reach the limit), and the
+#: timings tried.
+STRETCH_ROUNDING, RETIMINGS = 1e-9, 4
+#: Relative shortfall of a given start speed that a timing may make: a step down in velocity of this fraction (a
+#: plan replacing another with a loop that cannot carry the speed at its start; the tracking's damping takes it).
+START_TOLERANCE = 0.1
 #: Bisection steps for the largest controllable ``sdot^2`` (relative resolution 2^-60).
 BISECTIONS = 60
 
@@ -82,13 +87,14 @@ def _controllable(dq, ddq, vmax, amax, beta_next, ds):
 
 @kernel(R2, R2, R1, R1, F, W1, W1)
 def _two_passes(dq, ddq, vmax, amax, ds, x, u):
-    """[Pham2018]: ``x_i = sdot^2`` at the grid points (rest at both ends) and ``u_i`` on the intervals."""
+    """[Pham2018]: ``x_i = sdot^2`` at the grid points (at rest at the end; from ``x[0]`` as given, lowered to
+    the largest from which the end can be reached) and ``u_i`` on the intervals."""
     N = dq.shape[0] - 1
     beta = np.empty(N + 1)
     beta[N] = 0.0
     for i in range(N - 1, -1, -1):
         beta[i] = _controllable(dq[i], ddq[i], vmax, amax, beta[i + 1], ds)
-    x[0] = 0.0
+    x[0] = min(x[0], beta[0])
     for i in range(N):
         lo, hi = _acceleration_bounds(dq[i], ddq[i], vmax, amax, x[i])
         u[i] = min(hi, (beta[i + 1] - x[i]) / (2.0 * ds))
@@ -108,38 +114,47 @@ class PathTiming(NamedTuple):
         return float(self.t[-1])
 
     def at(self, t):
-        """``(s, sdot, sddot)`` at times ``t`` (array, clipped to ``[0, duration]``)."""
+        """``(s, sdot, sddot)`` at times ``t`` (array, clipped to ``[0, duration]``; at rest from the end on)."""
         t = np.clip(np.asarray(t, dtype=float), 0.0, self.t[-1])
         i = np.clip(np.searchsorted(self.t, t, side="right") - 1, 0, len(self.u) - 1)
         tau = t - self.t[i]
         u = self.u[i]
         return (np.minimum(self.s[i] + self.sdot[i] * tau + 0.5 * u * tau**2, self.s[-1]),
-                np.maximum(self.sdot[i] + u * tau, 0.0), u)
-
-    def stretched(self, k):
-        """The same path ``k`` times slower."""
-        return PathTiming(self.s, self.t * k, self.sdot / k, self.u / k**2)
+                np.maximum(self.sdot[i] + u * tau, 0.0), np.where(t < self.t[-1], u, 0.0))
 
 
-def time_path(path, vmax, amax, intervals):
-    """Time-optimal rest-to-rest :class:`PathTiming` of ``path`` within ``|qdot| <= vmax``,
-    ``|qddot| <= amax``, checked on ``CHECK_SUBSAMPLES`` points per interval.
+def time_path(path, vmax, amax, intervals, sdot_start=0.0):
+    """Time-optimal :class:`PathTiming` of ``path`` to rest within ``|qdot| <= vmax``, ``|qddot| <= amax``,
+    checked on ``CHECK_SUBSAMPLES`` points per interval, from rest or from the path speed ``sdot_start``.
 
     ``path.derivatives(s)`` gives ``(q, q', q'')`` at an array of ``s`` and ``path.length`` is the end of
-    ``s``.  ``intervals`` is the size of the timing grid.
+    ``s``.  ``intervals`` is the size of the timing grid.  An excess found by the dense check is removed by
+    timing again within the limits scaled as a uniform slow-down ``t -> k t`` would (``vmax / k``,
+    ``amax / k^2``: from rest the result is that slow-down, the passes being time-scaling covariant), which
+    keeps the start speed.  A start speed the limits do not allow (a joint too fast, or too fast to stop in
+    time) by more than ``START_TOLERANCE`` is an :class:`InputError`.
     """
     s = np.linspace(0.0, path.length, int(intervals) + 1)
     _, dq, ddq = path.derivatives(s)
-    x, u = np.empty(len(s)), np.empty(len(s) - 1)
-    _two_passes(dq, ddq, (1 - SAFETY) * vmax, (1 - SAFETY) * amax, s[1] - s[0], x, u)
-    sdot = np.sqrt(x)
-    gaps = sdot[:-1] + sdot[1:]
-    if (gaps <= 0).any():
-        raise InputError("the path cannot be timed within the limits: it must stop in its middle "
-                         f"(at s = {s[np.argmax(gaps <= 0)]:.4g} of {path.length:.4g})")
-    timing = PathTiming(s, np.concatenate([[0.0], np.cumsum(2 * (s[1] - s[0]) / gaps)]), sdot, u)
-    excess = max(limit_ratios(path, timing, vmax, amax))
-    return timing if excess <= 1.0 else timing.stretched(excess * (1 + STRETCH_ROUNDING))
+    scale = 1.0
+    for _ in range(RETIMINGS):
+        x, u = np.empty(len(s)), np.empty(len(s) - 1)
+        x[0] = sdot_start ** 2
+        _two_passes(dq, ddq, (1 - SAFETY) * vmax / scale, (1 - SAFETY) * amax / scale**2, s[1] - s[0], x, u)
+        if math.sqrt(x[0]) < sdot_start * (1 - START_TOLERANCE):
+            raise InputError(f"the path cannot be timed from path speed {sdot_start:.4g} within the limits (at most "
+                             f"{math.sqrt(x[0]):.4g})")
+        sdot = np.sqrt(x)
+        gaps = sdot[:-1] + sdot[1:]
+        if (gaps <= 0).any():
+            raise InputError("the path cannot be timed within the limits: it must stop in its middle "
+                             f"(at s = {s[np.argmax(gaps <= 0)]:.4g} of {path.length:.4g})")
+        timing = PathTiming(s, np.concatenate([[0.0], np.cumsum(2 * (s[1] - s[0]) / gaps)]), sdot, u)
+        excess = max(limit_ratios(path, timing, vmax, amax))
+        if excess <= 1.0:
+            return timing
+        scale *= excess * (1 + STRETCH_ROUNDING)
+    raise InputError(f"the path's timing still exceeds the limits by {excess - 1:.2g} after {RETIMINGS} retimings")
 
 
 def limit_ratios(path, timing, vmax, amax):
@@ -229,3 +244,20 @@ class Trajectory:
                 for o, v in zip(out, piece.evaluate(t[sel] - self.starts[k])):
                     o[sel] = v
         return tuple(o[0] for o in out) if scalar else tuple(out)
+
+
+class TrajectoryWindow:
+    """The part of a trajectory between ``start`` and ``end`` (s), timed from ``start``."""
+
+    def __init__(self, trajectory, start, end):
+        self.trajectory, self.start, self.duration = trajectory, float(start), float(end) - float(start)
+        if not self.duration > 0:
+            raise InputError(f"a trajectory window needs end > start, got {start} to {end}")
+
+    @property
+    def knots(self):
+        knots = self.trajectory.knots - self.start
+        return np.concatenate([[0.0], knots[(knots > 0) & (knots < self.duration)], [self.duration]])
+
+    def evaluate(self, t):
+        return self.trajectory.evaluate(np.asarray(t, dtype=float) + self.start)

@@ -168,11 +168,12 @@ def joint_order(joints, model_joints):
 def diagnostic_array(stamp, name, hardware_id, level, message, values):
     """A ``DiagnosticArray`` with one status; ``values`` is a dict of printable values."""
     status = DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
-                              values=[KeyValue(key=k, value=_fmt(v)) for k, v in values.items()])
+                              values=[KeyValue(key=k, value=format_value(v)) for k, v in values.items()])
     return DiagnosticArray(header=Header(stamp=stamp), status=[status])
 
 
-def _fmt(v):
+def format_value(v):
+    """A diagnostic value as text (floats to 6 significant digits)."""
     if isinstance(v, (float, np.floating)):
         return f"{v:.6g}"
     return str(v)

@@ -6,10 +6,17 @@ Subscribes  ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory, taken as ro
             positions with optional velocities and accelerations; the header stamp is the start
             time, zero: now; a first point at the start within ``trajectory.start_tolerance`` of
             the measured positions, as MoveIt sends), ``~/reference`` (sensor_msgs/JointState: a set-point,
-            every joint by name) and ``~/target_pose`` (geometry_msgs/PoseStamped in the world
-            frame) while ``task`` is ``joint`` (the first two) or ``end_effector``.
+            every joint by name), ``~/target_pose`` (geometry_msgs/PoseStamped in the world
+            frame) and ``~/base_attitude_target`` (geometry_msgs/QuaternionStamped in the world frame)
+            while ``task`` is ``joint`` (the first two), ``end_effector`` or ``reorient``.
 Publishes   ``~/tracking_error`` (std_msgs/Float64MultiArray: ``q - q_r`` in the model's joint order
-            for ``joint``, ``[rotation vector; position error]`` in world axes for ``end_effector``).
+            for ``joint`` and ``reorient``, ``[rotation vector; position error]`` in world axes for
+            ``end_effector``) and ``~/reorientation`` (diagnostic_msgs/DiagnosticStatus: the reorientation's
+            state, progress and result, WARN while a target is refused).
+
+The reorientation (``planning/execution.py``'s :class:`ReorientTask`, docs/REORIENTATION.md) plans in a worker
+process (``planner_worker.py``, started with the task): the tick only queues requests and takes results; a
+target the planner cannot reach within the limits is refused with its reason, as the commands below are.
 
 A refused command (unknown, repeated or missing joints, wrong lengths, non-finite values, a path
 beyond the position, velocity or acceleration limits, a trajectory that ends in the past, a
@@ -20,8 +27,11 @@ is logged and shown on ``/diagnostics`` (WARN with the reason, ``controller_base
 the last valid reference is kept.  A new ``task`` takes effect at the next tick, blended from the
 current one over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
 """
+import math
+
 import numpy as np
-from geometry_msgs.msg import PoseStamped
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped, QuaternionStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
@@ -30,6 +40,8 @@ from floating_base_control.control.end_effector import CartesianGains, EndEffect
 from floating_base_control.control.handover import Handover
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
 from floating_base_control.control.tracking import JointTask
+from floating_base_control.planning.execution import ReorientTask
+from floating_base_control.planning.reorientation import rotation_from_quaternion
 from floating_base_control.validation import FloatingBaseError, InputError
 from floating_base_control.ros import messages as m
 from floating_base_control.ros.params import CARTESIAN_AXES, end_effector_frame
@@ -86,13 +98,16 @@ class MotionCommands:
         self.joints = list(model.joint_names)
         self.frame = end_effector_frame(node._p, model)
         self.task, self.requested = "setpoint", "setpoint"
-        self.joint_task = self.ee_task = None
+        self.joint_task = self.ee_task = self.reorient_task = self.planner = None
+        self.refusals_shown = 0
         self.refused, self.accepted = "none", 0
         self.switch_step = "none"        # largest per-tick torque step of the last blend, fraction of the limits
         self.error_pub = node.create_lifecycle_publisher(Float64MultiArray, "~/tracking_error", 10)
+        self.reorient_pub = node.create_lifecycle_publisher(DiagnosticStatus, "~/reorientation", 10)
         node.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
         node.create_subscription(JointState, "~/reference", self._on_reference, 10)
         node.create_subscription(PoseStamped, "~/target_pose", self._on_target, 10)
+        node.create_subscription(QuaternionStamped, "~/base_attitude_target", self._on_attitude_target, 10)
 
     # -- parameters -------------------------------------------------------------------
 
@@ -109,6 +124,8 @@ class MotionCommands:
             self.joint_task.gains = self.shape_gains
             self.joint_task.reference.acceleration_limits = self._acceleration_limits()
             self._trajectory_options(self.joint_task.reference)
+        if self.reorient_task is not None:
+            self._reorient_options()
         if self.ee_task is not None:
             self.ee_task.gains = self.cartesian_gains
             self.ee_task.v_max, self.ee_task.w_max = p("end_effector.max_speed"), p("end_effector.max_angular_speed")
@@ -144,9 +161,11 @@ class MotionCommands:
         return JointTask(self.model, reference, self.shape_gains)
 
     def _new_task(self, name, now, q):
-        self.joint_task = self.ee_task = None
+        self.joint_task = self.ee_task = self.reorient_task = None
         if name == "setpoint":
             return self._setpoint_task()
+        if name == "reorient":
+            return self._reorient_task(q)
         if name == "joint":
             reference = TrajectoryReference(np.clip(q, *self.model.position_limits.T), self.model.position_limits,
                                             self.model.velocity_limits, self._acceleration_limits(), t0=now,
@@ -158,6 +177,30 @@ class MotionCommands:
         self.ee_task = EndEffectorTask(self.model, self.frame, self.cartesian_gains, q, p("end_effector.max_speed"),
                                        p("end_effector.max_angular_speed"), p("end_effector.feedforward"))
         return self.ee_task
+
+    def _reorient_task(self, q):
+        """The reorientation from the measured shape, planning in the worker process (started once)."""
+        p, period = self.node._p, 1.0 / self.node._p("control_rate_hz")
+        if self.planner is None:
+            from floating_base_control.ros.planner_worker import BackgroundPlanner
+            self.planner = BackgroundPlanner(self.model, {"max_cycles": int(p("reorient.max_cycles")),
+                                                          "margin": p("reorient.margin")}, period)
+        self.refusals_shown = 0
+        self.reorient_task = ReorientTask(self.model, self.planner, np.clip(q, *self.model.position_limits.T),
+                                          control_period=period, start_delay_s=p("reorient.start_delay_s"))
+        self._reorient_options()
+        return self.reorient_task
+
+    def _reorient_options(self):
+        task, p = self.reorient_task, self.node._p
+        task.lead_s, task.settle_s = p("reorient.lead_s"), p("reorient.settle_s")
+        task.tolerance, task.max_corrections = math.radians(p("reorient.tolerance_deg")), p("reorient.max_corrections")
+        task.start_delay_s = p("reorient.start_delay_s")
+
+    def close(self):
+        """End the planner's worker process, if any."""
+        if self.planner is not None:
+            self.planner.close()
 
     # -- commands -----------------------------------------------------------------------
 
@@ -212,6 +255,20 @@ class MotionCommands:
         except FloatingBaseError as exc:
             self._refuse("target pose", str(exc))
 
+    def _on_attitude_target(self, msg):
+        """A base attitude (world frame): the reorientation plans for it, or replaces a running plan with it."""
+        try:
+            self._needs("reorient", "base attitude target")
+            if msg.header.frame_id not in ("", self.node._p("world_frame")):
+                raise InputError(f"base attitude target in frame {msg.header.frame_id!r}, expected "
+                                 f"{self.node._p('world_frame')!r}")
+            self._start_time(msg.header.stamp)          # a stale target is refused
+            o = msg.quaternion
+            self.reorient_task.command(rotation_from_quaternion([o.x, o.y, o.z, o.w]))
+            self.accepted += 1
+        except FloatingBaseError as exc:
+            self._refuse("base attitude target", str(exc))
+
     def _check_reachable(self, target):
         """``check_reachable`` from the measured shape and the last tick's estimates of the base pose and the
         momentum (from where the arm is: a reference still moving toward a previous target is not followed)."""
@@ -228,9 +285,21 @@ class MotionCommands:
         motion = self.controller.motion
         if motion is not None:
             self.error_pub.publish(Float64MultiArray(data=[float(e) for e in motion.error]))
+        task = self.reorient_task
+        if task is not None:
+            for reason in task.refusals[self.refusals_shown:]:
+                self._refuse("base attitude target", reason)
+            self.refusals_shown = len(task.refusals)
+            level = DiagnosticStatus.WARN if task.status == "refused" else DiagnosticStatus.OK
+            self.reorient_pub.publish(DiagnosticStatus(
+                level=level, name=f"{self.node.get_fully_qualified_name()}: reorientation", message=task.status,
+                values=[KeyValue(key=k, value=m.format_value(v)) for k, v in task.progress().items()]))
 
     def diagnostic_values(self):
         motion = self.controller.motion
         error = float(np.linalg.norm(motion.error)) if motion is not None else "none"
+        reorientation = {} if self.reorient_task is None else {
+            f"reorient_{k}": v for k, v in self.reorient_task.progress().items()}
         return {"task": self.task, "tracking_error_norm": error, "commands_accepted": self.accepted,
-                "last_refused_command": self.refused, "task_switch_max_step_fraction": self.switch_step}
+                "last_refused_command": self.refused, "task_switch_max_step_fraction": self.switch_step,
+                **reorientation}

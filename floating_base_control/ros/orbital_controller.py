@@ -10,8 +10,9 @@ Publishes   joint efforts (std_msgs/Float64MultiArray in ``joints`` order, for
             ``~/compensation`` (Float64MultiArray: tau_hat_1 then tau_hat_2) and
             ``/diagnostics``; the estimates at ``estimate_rate_hz``, on the topics
             that have subscribers.
-Motion      the ``task`` parameter, ``~/joint_trajectory``, ``~/reference``, ``~/target_pose``
-            and ``~/tracking_error``: see ``motion_commands.py``.
+Motion      the ``task`` parameter, ``~/joint_trajectory``, ``~/reference``, ``~/target_pose``,
+            ``~/base_attitude_target``, ``~/tracking_error`` and ``~/reorientation``: see
+            ``motion_commands.py``.
 
 One control step per timer tick, or per new joint state with
 ``tick_on_joint_state`` (the timer is then a watchdog); the estimates are
@@ -45,6 +46,8 @@ NAME = "floating_base_controller"
 
 
 class ControllerNode(ControlNode):
+    motion_commands = None            # until configured
+
     def __init__(self, **kwargs):
         robot_specs = [s for s in controller_params([], [], []) if s.name in ROBOT_PARAMS]
         super().__init__(NAME, robot_specs, **kwargs)
@@ -134,6 +137,11 @@ class ControllerNode(ControlNode):
                                                "base pose": self._p("watchdog.max_base_pose_age")},
                                               self._p("watchdog.safe_mode"), self._p("watchdog.safe_damping"))
         self.motion_commands.apply_parameters()
+
+    def destroy_node(self):
+        if self.motion_commands is not None:      # the reorientation's planner process
+            self.motion_commands.close()
+        super().destroy_node()
 
     def on_activate(self, state):
         self.hold_pending = self._p("hold_on_activate")

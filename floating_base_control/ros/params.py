@@ -194,7 +194,7 @@ def controller_params(joint_names, position_limits, effort_limits, joint_gains=N
 
 #: Motion tasks of the controller node: eq. 52 on the set-point parameters, joint tracking of
 #: ~/joint_trajectory and ~/reference, or the end-effector impedance to ~/target_pose.
-MOTION_TASKS = ("setpoint", "joint", "end_effector")
+MOTION_TASKS = ("setpoint", "joint", "end_effector", "reorient")
 CARTESIAN_AXES = ("rx", "ry", "rz", "x", "y", "z")
 
 
@@ -202,8 +202,9 @@ def motion_params():
     """Parameters of the motion tasks (docs/MOTION.md): the task, its limits and the Cartesian impedance."""
     specs = [
         ParamSpec("task", "setpoint", "motion task: setpoint (eq. 52 on the setpoint parameters), joint "
-                  "(track ~/joint_trajectory and ~/reference with the stiffness and damping parameters) or "
-                  "end_effector (Cartesian impedance to ~/target_pose); switched while active by a blend",
+                  "(track ~/joint_trajectory and ~/reference with the stiffness and damping parameters), "
+                  "end_effector (Cartesian impedance to ~/target_pose) or reorient (turn the base to "
+                  "~/base_attitude_target with joint loops, docs/REORIENTATION.md); switched while active by a blend",
                   choices=MOTION_TASKS),
         ParamSpec("task_blend_s", 0.5, "duration of the blend from one task to the next (s)", (0.01, 10.0)),
         ParamSpec("trajectory.max_acceleration", 5.0, "acceleration limit of what the joint task tracks "
@@ -219,6 +220,19 @@ def motion_params():
         ParamSpec("reference.max_age", 1.0, "set-points (~/reference) and targets stamped earlier than this (s) "
                   "are refused as stale (a trajectory: only if it ends in the past, as in "
                   "joint_trajectory_controller)", (0.001, 3600.0)),
+        ParamSpec("reorient.max_cycles", 100, "a base attitude target needing more loop cycles is refused",
+                  (1, 1000), read_only=True),
+        ParamSpec("reorient.margin", 0.05, "the loops keep this far inside the joint limits (rad)", (0.0, 1.0),
+                  read_only=True),
+        ParamSpec("reorient.settle_s", 2.0, "at rest before a plan and at the end, the attitude estimate is "
+                  "averaged over the second half of this (s)", (0.0, 60.0)),
+        ParamSpec("reorient.lead_s", 1.0, "the estimate goes to the planner this long before each cycle boundary: "
+                  "the planner's time for the remaining cycles (s)", (0.01, 60.0)),
+        ParamSpec("reorient.tolerance_deg", 0.05, "above this attitude error at rest a correction is planned "
+                  "(deg)", (0.0, 180.0)),
+        ParamSpec("reorient.max_corrections", 2, "corrections from rest per target", (0, 100)),
+        ParamSpec("reorient.start_delay_s", 10.0, "with momentum a plan starts this long after its request "
+                  "(the planner's time; it waits at its start for the drift) (s)", (0.0, 600.0)),
         ParamSpec("end_effector.frame", "", "frame driven by the end-effector task ('': the URDF's last frame)",
                   read_only=True),
         ParamSpec("end_effector.max_speed", 0.1, "speed of the reference toward a target (m/s)", (0.001, 2.0)),

@@ -246,6 +246,21 @@ class MujocoPlant:
             qfrc[at] = friction.opposing_torque(qvel[at])
             mujoco.mj_step(m, d)
 
+    def collide_base_with_arm(self):
+        """Contacts between the base and the arm only (MuJoCo's ``contype``/``conaffinity``: the base's geoms
+        against every other body's; a body never collides with its parent): the primitives of many URDFs
+        overlap between neighbouring links of the arm (the Panda's links 5 and 7 do at every shape), which
+        would otherwise push the arm around.  Needs a plant built with ``geometry="primitives"`` and
+        ``contacts=True``."""
+        base = self.model.geom_bodyid == self.root
+        self.model.geom_contype[:] = np.where(base, 1, 0)
+        self.model.geom_conaffinity[:] = np.where(base, 0, 1)
+
+    def contacts(self):
+        """Number of contacts MuJoCo found at the last step (with :meth:`collide_base_with_arm`: between the base
+        and the arm)."""
+        return int(self.data.ncon)
+
     def momentum(self):
         """Total spatial momentum ``[angular; linear]`` about the world origin, world axes, from
         MuJoCo's subtree quantities (independent of the package's model)."""

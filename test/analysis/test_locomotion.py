@@ -11,6 +11,7 @@ from floating_base_control.conventions import from_pinocchio, to_pinocchio
 from floating_base_control.lie import Ad, log
 from floating_base_control.resources import share_file
 from helpers.pinocchio_reference import rk4_pinocchio
+from helpers import reconstruction_oracle as oracle
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +166,34 @@ def test_bad_input_is_rejected(orbital):
         loc.ccf_map(orbital, Psi, [0.0], [0.0], frame="world")
     with pytest.raises(InputError, match="shape"):
         loc.net_displacement(orbital, np.zeros((5, orbital.n + 1)))
+
+
+@pytest.mark.parametrize("form", ["zero", "constant", "samples", "momentum"])
+def test_reconstruction_is_the_oracles_eq9(orbital, rng, form):
+    """The package's eq. 9 (the compiled RKMK4 of analysis/reconstruction.py) against the numpy oracle written
+    out from the paper (helpers/reconstruction_oracle.py), every form of ``mu``, with substeps: to round-off."""
+    qs = _loop(orbital, rng, samples=10, radius=0.5)
+    t = np.cumsum(rng.uniform(0.1, 0.3, len(qs))) - 0.1
+    mu_samples = rng.normal(size=(len(qs), 6)) * 0.1
+    J = orbital.momentum_map(np.eye(4), qs[0], rng.normal(size=6) * 0.3, np.zeros(orbital.n))
+    mu, oracle_mu = {"zero": (None, None), "constant": (mu_samples[0], mu_samples[0]),
+                     "samples": (mu_samples, lambda s, g, q: np.array([np.interp(s, t, c) for c in mu_samples.T])),
+                     "momentum": (loc.locked_velocity_of_momentum(orbital, J),) * 2}[form]
+    poses = loc.reconstruct(orbital, qs, mu, None if mu is None else t, substeps=2)
+    expected = oracle.reconstruct(orbital, qs, oracle_mu, None if mu is None else t, substeps=2)
+    assert np.linalg.norm(log(poses[-1])) > 0.02                  # the base really moves
+    assert_close(poses, expected, 1e-13, f"eq. 9, mu {form}")
+
+
+def test_reconstruction_kernel_is_its_python_source(orbital, rng):
+    """The compiled kernel and its Python source (``py_func``) step alike, with a momentum."""
+    from floating_base_control.analysis import reconstruction as rec
+    S = 5
+    xi, Minv = rng.normal(size=(S, 3, 6)), np.linalg.inv(np.array([orbital.locked_inertia(random_state(orbital, rng)[0])
+                                                                   for _ in range(2 * S + 1)]))
+    J, h = rng.normal(size=6), rng.uniform(0.05, 0.2, S)
+    out = [(np.empty((S + 1, 3, 3)), np.empty((S + 1, 3)), np.empty((0, 3, 3))) for _ in range(2)]
+    rec.rkmk4_poses(xi, Minv, J, h, *out[0])
+    rec.rkmk4_poses.py_func(xi, Minv, J, h, *out[1])
+    for a, b in zip(out[0][:2], out[1][:2]):
+        assert_close(a, b, 1e-14, "compiled vs Python")

@@ -82,7 +82,7 @@ ALLOWED = {
     "estimation": {"dynamics", "estimation"},
     "control": {"dynamics", "control"},
     "analysis": {"dynamics", "control", "analysis"},
-    "planning": {"dynamics", "analysis", "planning"},
+    "planning": {"dynamics", "control", "analysis", "planning"},
     "robots": {"dynamics", "estimation", "control", "robots"},
     "sim": {"dynamics", "sim", "robots.hopper.model"},
 }

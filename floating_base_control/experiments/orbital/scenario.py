@@ -93,6 +93,7 @@ class OrbitalScenario:
     loop_delay_s: Optional[float] = None
     loop_jitter_s: float = 0.0               #: further delay of each command, uniform in [0, this]
     loop_drop: float = 0.0                   #: probability that a command is lost (the plant keeps the last)
+    collisions: bool = False                 #: the plant collides the arm with the spacecraft (URDF primitives)
 
     def to_dict(self):
         return asdict(self)
@@ -128,18 +129,25 @@ def command_delay(scenario, n):
                         loop_delay_steps(scenario.loop_jitter_s, step, dt), scenario.loop_drop, seed=(scenario.seed, 3))
 
 
-def run(scenario, progress=None, motion=None, evaluate=None):
+def run(scenario, progress=None, motion=None, evaluate=None, until=None):
     """Run the closed loop; returns ``(log, summary)`` (arrays per logged tick, and a dict).
 
+    ``until(t)``: true ends the run at that tick (logged), before ``duration_s`` (a task that is done).
     ``motion``: the controller's motion task (default: eq. 52 about ``q_d``); ``evaluate(t, g1, q)``:
-    more ground-truth columns of the log (a dict; its ``dq_norm_deg`` replaces the set-point error)."""
+    more ground-truth columns of the log (a dict; its ``dq_norm_deg`` replaces the set-point error).  With
+    ``collisions`` the summary counts the control ticks at which MuJoCo found a contact between the arm and the
+    spacecraft (``arm_spacecraft_contact_ticks``)."""
     urdf_path = scenario.urdf or orbital_robot_urdf()
     truth_model = FloatingBaseModel.from_urdf(urdf_path)          # evaluation only
     model = controller_model(scenario, urdf_path)
     sampling, limits = configuration_check(scenario, model)
     dt = 1.0 / scenario.control_rate_hz
     plant = MujocoPlant.from_urdf(urdf_path, truth_model, timestep=dt / scenario.sim_substeps,
-                                  contacts=False, joint_dynamics=scenario.joint_dynamics)
+                                  contacts=scenario.collisions, joint_dynamics=scenario.joint_dynamics,
+                                  geometry="primitives" if scenario.collisions else "none")
+    if scenario.collisions:
+        plant.collide_base_with_arm()
+    contact_ticks = 0
     if scenario.friction_scale:
         plant.friction = SigmoidFriction(scale=tuple(scenario.friction_scale))
     encoders = JointEncoders(scenario.q_noise, scenario.qdot_noise, seed=scenario.seed * 2 + 1,
@@ -166,7 +174,8 @@ def run(scenario, progress=None, motion=None, evaluate=None):
     delay, substeps = command_delay(scenario, truth_model.n), scenario.sim_substeps
     for i in range(ticks + 1):
         t = i * dt
-        logged = i % every == 0 or i == ticks
+        stop = until is not None and until(t)
+        logged = i % every == 0 or i == ticks or stop
         if logged or truth_fed or pose_sensor.due(t):      # the base's truth only when something reads it
             g1, q, V1, qdot = plant.state()
             pose_sensor.sample(t, g1)
@@ -192,12 +201,19 @@ def run(scenario, progress=None, motion=None, evaluate=None):
                 break
             if progress and i % (every * 500) == 0:
                 progress(t)
+        if stop:
+            break
         if i < ticks:
             delay.send(i * substeps, out.tau)
             for tau, steps in delay.segments(i * substeps, substeps):
                 plant.step(tau, steps)
+            if scenario.collisions and plant.contacts():
+                contact_ticks += 1
     arrays = log.arrays()
-    return arrays, summarize(scenario, arrays, J0, status, (sampling, limits), monitor)
+    summary = summarize(scenario, arrays, J0, status, (sampling, limits), monitor, stopped=stop)
+    if scenario.collisions:
+        summary["arm_spacecraft_contact_ticks"] = int(contact_ticks)
+    return arrays, summary
 
 
 def _evaluate(scenario, model, controller, plant, out, t, g1, q, qdot, mu, kin):
@@ -248,10 +264,11 @@ def total_variation(x):
     return float(np.abs(np.diff(x)).sum())
 
 
-def summarize(scenario, log, J0, status, check=None, monitor=None):
+def summarize(scenario, log, J0, status, check=None, monitor=None, stopped=False):
     """The numbers of ``summary.json``; "final" values are means over the last second.  ``check``:
     :func:`configuration_check`'s result, ``monitor``: the :class:`LimitMonitor` of every tick (default:
-    both from the plant's URDF, the monitor over the logged rows)."""
+    both from the plant's URDF, the monitor over the logged rows); ``stopped``: the run ended early, its task
+    done (``run``'s ``until``)."""
     if check is None or monitor is None:
         model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
         check = check or configuration_check(scenario, model)
@@ -262,7 +279,8 @@ def summarize(scenario, log, J0, status, check=None, monitor=None):
     sampling, limits = check
     t = log["t"]
     last = t >= t[-1] - 1.0
-    drift = np.abs(log["momentum"] - J0).max(axis=1) / np.abs(J0).max()
+    scale = np.abs(J0).max()        # at rest: no relative drift (None)
+    drift = np.abs(log["momentum"] - J0).max(axis=1) / scale if scale > 0 else None
     final = {
         "final_joint_error_deg": float(log["dq_norm_deg"][last].mean()),
         "final_observer_pose_error": float(np.nanmean(log["eps_norm"][last])),
@@ -271,12 +289,12 @@ def summarize(scenario, log, J0, status, check=None, monitor=None):
     for key, name, _ in verdicts.QUANTITIES:
         final[f"final_{name}"] = float(np.nanmean(log[key][last])) if limits["convergence"][name] is not None else None
     verdict = verdicts.convergence(final, limits["convergence"])
-    converged = (status == "completed" and t[-1] >= scenario.duration_s - 1e-9
+    converged = (status == "completed" and (stopped or t[-1] >= scenario.duration_s - 1e-9)
                  and all(v is not False for v in verdict.values()))
     after_first_second = t >= 1.0
     return {
         **final,
-        "momentum_drift_rel": float(drift.max()),
+        "momentum_drift_rel": None if drift is None else float(drift.max()),
         "compensation": scenario.compensation,
         "duration_s": float(t[-1]),
         "control_rate_hz": scenario.control_rate_hz,

@@ -1,4 +1,5 @@
-"""Motion tasks of the orbital scenario: a joint trajectory and an end-effector target (issue 16).
+"""Motion tasks of the orbital scenario: a joint trajectory and an end-effector target (issue 16), a
+reorientation of the spacecraft (issue 27, ``reorient.py``).
 
 ``run_task(scenario, task)`` runs :func:`~floating_base_control.experiments.orbital.scenario.run` with
 the controller's ``tau_c`` from a motion task and adds, to the log and the summary,
@@ -19,7 +20,7 @@ the tracking errors measured on the simulator's ground truth:
   reached the target, and the summary reports how long the physics allows the hold
   (``ee_hold_possible_s``, from the simulator's state when the reference arrives).
 """
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +40,9 @@ from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.experiments.orbital import scenario as orbital
 from floating_base_control.experiments.orbital.dispersions import controller_model
+from floating_base_control.experiments.orbital import reorient as reorientation
 
-TASKS = ("setpoint", "trajectory", "end-effector")
+TASKS = ("setpoint", "trajectory", "end-effector", "reorient")
 
 
 @dataclass
@@ -73,6 +75,7 @@ class TaskSettings:
     ee_observer: tuple = (3.0, 300.0, 300.0)
     nullspace_stiffness: tuple = (DEFAULT_NULLSPACE_STIFFNESS,) * 7
     nullspace_damping: tuple = (DEFAULT_NULLSPACE_DAMPING,) * 7
+    reorient: reorientation.ReorientSettings = field(default_factory=reorientation.ReorientSettings)  #: reorient.py
 
     def to_dict(self):
         return asdict(self)
@@ -133,7 +136,10 @@ def ee_errors(ws, fid, g1, q, target):
 
 def default_duration(task, settings):
     """Simulated seconds of a task's demo: 15 s, and for the end effector ``ee_hold_s`` after the reference
-    reaches the target (the final second is then measured while the physics allows the hold)."""
+    reaches the target (the final second is then measured while the physics allows the hold); for the
+    reorientation ``None``: from its plan (``reorient.default_duration``)."""
+    if task == "reorient":
+        return None
     if task == "end-effector":
         return settings.ee_start_s + ee_reach_s(settings) + settings.ee_hold_s
     return 15.0
@@ -190,6 +196,8 @@ def run_task(scenario, task, settings=None, progress=None):
     ``(log, summary)``."""
     settings = settings or TaskSettings()
     scenario = task_scenario(scenario, task, settings)
+    if task == "reorient":
+        return reorientation.run(scenario, settings.reorient, progress)
     if task == "setpoint":
         log, summary = orbital.run(scenario, progress)
         summary.update(task=task, tracking_rms_joint_error_deg=float(np.sqrt(np.mean(log["dq_norm_deg"] ** 2))))
@@ -242,7 +250,10 @@ def task_summary(task, log):
 
 
 def plot(out_dir, log, summary):
-    """``tracking.png``: the task's error on the ground truth (and, for the end effector, its path)."""
+    """``tracking.png``: the task's error on the ground truth (and, for the end effector, its path);
+    ``reorientation.png`` for the reorientation."""
+    if summary["task"] == "reorient":
+        return reorientation.plot(out_dir, log, summary)
     from floating_base_control.results import pyplot
     plt = pyplot()
     t = log["t"]
