@@ -17,6 +17,7 @@ PINOCCHIO_ORDER = {
     "estimation/prediction.py": "the prediction's history of twists",
     "estimation/observer.py": "the observer's state, which its kernels update in place",
     "robots/orbital/controller.py": "the tick, which passes the kernels' vectors on",
+    "analysis/reconstruction.py": "the compiled integrator of eq. 9 on Pinocchio's CRBA and connection",
     "planning/holonomy.py": "the holonomy's compiled kernels on Pinocchio's CRBA and connection",
     "robots/hopper/coordinates.py": "the hopper's coordinate kernels on Pinocchio's CRBA and connection",
     "robots/hopper/controller.py": "the hopper's step, which passes CRBA's matrix and the connection to them",
