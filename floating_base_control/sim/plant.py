@@ -154,6 +154,9 @@ class MujocoPlant:
         self.act_idx = np.array([mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_ACTUATOR, n)
                                  for n in joint_names])
         self._act_at = _as_slice(self.act_idx)
+        # MjData's arrays never move: the joints' velocities and applied forces as views, taken once
+        self._joint_views = ((self.data.qvel[self._qvel_at], self.data.qfrc_applied[self._qvel_at])
+                             if isinstance(self._qvel_at, slice) else None)
         self.root = mj_model.jnt_bodyid[0]
         self.mass = mj_model.body_subtreemass[self.root]
         self.model_mismatch = {}     #: URDF joint damping/friction the controller's model lacks
@@ -241,9 +244,16 @@ class MujocoPlant:
         if self.friction is None:
             mujoco.mj_step(m, d, nstep)
             return
-        qvel, qfrc, at, friction = d.qvel, d.qfrc_applied, self._qvel_at, self.friction
-        for _ in range(nstep):          # the friction torque follows the velocity of each step
-            qfrc[at] = friction.opposing_torque(qvel[at])
+        opposing_torque = self.friction.opposing_torque
+        if isinstance(self._qvel_at, slice):   # views of MuJoCo's own buffers: the torque is written in place
+            qvel, qfrc = self._joint_views
+            for _ in range(nstep):      # the friction torque follows the velocity of each step
+                opposing_torque(qvel, out=qfrc)
+                mujoco.mj_step(m, d)
+            return
+        qvel, qfrc, at = d.qvel, d.qfrc_applied, self._qvel_at
+        for _ in range(nstep):
+            qfrc[at] = opposing_torque(qvel[at])
             mujoco.mj_step(m, d)
 
     def momentum(self):
