@@ -23,7 +23,6 @@ import os
 import signal
 import sys
 import time
-import warnings
 from pathlib import Path
 
 from floating_base_control.cli._options import count, positive, positive_count, writable_dir
@@ -57,8 +56,9 @@ def register(sub):
 
 def local_cluster(workers):
     """A Dask cluster on this machine only: loopback, no dashboard, one thread per worker process.  The
-    worker processes start with SIGINT ignored (a process keeps an ignored signal across ``exec``): Ctrl-C
-    reaches this process alone, which stops them."""
+    worker processes start with SIGINT ignored (a process keeps an ignored signal across ``exec``): Ctrl-C,
+    which the terminal sends to every process of the command, stops this one alone, which stops them (a
+    Ctrl-C during the few seconds of their start is ignored)."""
     from distributed import LocalCluster
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -136,9 +136,7 @@ def dask_messages_to(path):
     logging.config.dictConfig(config)
     logging.captureWarnings(True)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("default")
-            yield
+        yield
     finally:
         logging.captureWarnings(False)
         for name, lg in loggers.items():
