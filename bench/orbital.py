@@ -14,7 +14,9 @@
   without the simulator between them (its torques checked bit for bit against the run's): median,
   p99 over median and pose-sample ticks over median, what the step's own code does to its tail;
 * the default 30 s scenario (controller + MuJoCo at 2 kHz + sensors +
-  evaluation logging): wall time, and its summary numbers.
+  evaluation logging): wall time, and its summary numbers;
+* the realistic scenario of seed 0 for 60 s (friction at every physics step, quantized encoders, the
+  star tracker; a campaign's run): simulated time over CPU time, ``realistic_real_time_factor``.
 """
 import os
 import time
@@ -25,6 +27,7 @@ import pinocchio as pin
 
 from common import report, save
 from floating_base_control.experiments.orbital import scenario as orbital
+from floating_base_control.experiments.orbital.realistic import realistic_scenario
 from floating_base_control.ros.realtime import CollectBetweenTicks
 
 
@@ -196,10 +199,24 @@ def scenario_30s():
             **{k: summary[k] for k in keys}}
 
 
+def realistic_60s():
+    """The realistic scenario of seed 0 for 60 s, as a campaign runs it: simulated time over the process's CPU
+    time (one core's real-time factor, what a campaign's throughput per worker follows), and over wall time."""
+    scenario = realistic_scenario(0, duration_s=60.0)
+    cpu, wall = time.process_time(), time.perf_counter()
+    _, summary = orbital.run(scenario)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    return {"realistic_60s_cpu_s": round(cpu, 2), "realistic_60s_wall_s": round(wall, 2),
+            "realistic_real_time_factor": round(60.0 / cpu, 2),
+            "realistic_real_time_factor_wall": round(60.0 / wall, 2),
+            "realistic_final_joint_error_deg": summary["final_joint_error_deg"],
+            "realistic_status": summary["status"]}
+
+
 def run():
     timing = step_timing()
     return {**timing, **machine_jitter(timing["controller_step_median_us"]), **machine_interruptions(),
-            **controller_alone(), **step_allocations(), **scenario_30s()}
+            **controller_alone(), **step_allocations(), **scenario_30s(), **realistic_60s()}
 
 
 

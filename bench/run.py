@@ -1,4 +1,5 @@
 """`make bench`: every benchmark of the package, one after the other; JSON in out/bench/."""
+import campaign
 import ccf
 import engine
 import hopper
@@ -12,6 +13,7 @@ BENCHMARKS = [
     ("ros_loop", ros_loop, "ROS 2: mujoco_sim + floating_base_controller, two processes, 30 s"),
     ("ccf", ccf, "Algorithm 1 CCF map on the LWR 4+ (Theorem 2 vs central differences)"),
     ("hopper", hopper, "[Feurstein2021] controller step and simulation loop (revolute hopper)"),
+    ("campaign", campaign, "fbc campaign orbital: rows per minute on 1 and 2 local Dask workers"),
 ]
 
 if __name__ == "__main__":

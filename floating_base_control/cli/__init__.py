@@ -45,8 +45,8 @@ def main(argv=None):
         if debugging():
             raise
         parser.exit(*failure(exc, prog))
-    except KeyboardInterrupt:
-        parser.exit(130, f"{prog}: interrupted\n")
+    except KeyboardInterrupt as exc:             # a command may say what the interruption kept
+        parser.exit(130, f"{prog}: interrupted{': ' + one_line(exc) if str(exc) else ''}\n")
 
 
 def failure(exc, prog):

@@ -3,13 +3,24 @@
 Why Dask distributed: the runs are independent Python tasks of tens of seconds
 each that need the package and MuJoCo in the worker; Dask runs the same code on
 a pool of local worker processes or on a user's cluster (``--scheduler``) with
-no change, streams results back as they finish (``as_completed``), and is a
+no change, streams results back as they finish, and is a
 plain PyPI dependency with no server to install.  (Ray does the same with a
 heavier runtime; a home-made pool would not reach a cluster.)
 
 The default cluster is local: ``W`` worker processes of one thread, every
 socket bound to 127.0.0.1 (scheduler, workers and nannies), no dashboard.
+
+Failures end in one line: a scheduler that does not answer at ``--scheduler`` within
+``--worker-timeout`` seconds, or no worker available for that long (at the start, or all of them
+gone later), exits with the scheduler's address; Ctrl-C exits with how many rows are kept and that
+the same command resumes.  Dask's own messages go to ``<out>/dask.log`` (this process's and the local
+workers'), not the terminal, where the progress bar is.
 """
+import contextlib
+import logging
+import logging.config
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -37,19 +48,138 @@ def register(sub):
     where.add_argument("--scheduler", help="address of a running Dask scheduler (e.g. tcp://127.0.0.1:8786)")
     p.add_argument("--out", default="out/campaign", type=writable_dir,
                    help="directory (default out/campaign); an interrupted campaign in it resumes")
+    p.add_argument("--worker-timeout", type=positive, default=60.0, metavar="SECONDS",
+                   help="give up (exit 2) when the scheduler does not answer, or no worker is available, for "
+                        "this long (default 60)")
     p.set_defaults(func=run)
 
 
 def local_cluster(workers):
-    """A Dask cluster on this machine only: loopback, no dashboard, one thread per worker process."""
+    """A Dask cluster on this machine only: loopback, no dashboard, one thread per worker process.  The
+    worker processes start with SIGINT ignored (a process keeps an ignored signal across ``exec``): Ctrl-C,
+    which the terminal sends to every process of the command, stops this one alone, which stops them (a
+    Ctrl-C during the few seconds of their start is ignored)."""
     from distributed import LocalCluster
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        dashboard_address=None)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                            dashboard_address=None)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def connect(address, timeout):
+    """A Dask client of the scheduler at ``address`` with a worker available, or :class:`ConnectionError`
+    naming the address after ``timeout`` seconds."""
+    from distributed import Client
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError):
+        raise ConnectionError(f"no Dask scheduler answers at {address} (waited {timeout:g} s; "
+                              "--worker-timeout sets how long)") from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError):
+        client.close()
+        raise ConnectionError(f"no Dask worker is available at the scheduler {address} (waited {timeout:g} s; "
+                              "--worker-timeout sets how long)") from None
+    return client
+
+
+def finished(client, futures, timeout, poll_s=1.0):
+    """The futures' results as they finish; :class:`ConnectionError` when the scheduler has not answered, or has
+    had no worker, for ``timeout`` seconds."""
+    from concurrent.futures import CancelledError
+    from distributed import wait
+    pending, address, stalled_since = set(futures), client.scheduler.address, None
+    lost = (f"the Dask scheduler at {address} stopped answering; the rows finished are kept, the same command "
+            "resumes")
+    while pending:
+        try:
+            done, pending = wait(pending, timeout=poll_s, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            done = set()
+        except CancelledError:          # the client cancels every future when it loses the scheduler
+            raise ConnectionError(lost) from None
+        for future in done:
+            try:
+                result = future.result()
+            except CancelledError:
+                raise ConnectionError(lost) from None
+            yield result
+        if done:
+            stalled_since = None
+            continue
+        answering = client.status == "running"
+        if answering and client.scheduler_info(n_workers=0).get("n_workers", 0) > 0:
+            stalled_since = None
+            continue
+        stalled_since = stalled_since or time.monotonic()
+        if client.status == "closed" or time.monotonic() - stalled_since > timeout:
+            what = "no longer has a worker" if answering else "stopped answering"
+            raise ConnectionError(f"the Dask scheduler at {address} {what} (for {timeout:g} s; --worker-timeout "
+                                  "sets how long); the rows finished are kept, the same command resumes")
+
+
+@contextlib.contextmanager
+def dask_messages_to(path):
+    """Dask's log messages and warnings into ``path``, not the terminal: here, and in the local workers started
+    meanwhile (through the environment, which they read when they import Dask)."""
+    config = {"version": 1, "disable_existing_loggers": False,
+              "handlers": {"file": {"class": "logging.FileHandler", "filename": str(path), "mode": "a"}},
+              "loggers": {name: {"handlers": ["file"], "propagate": False, "level": "INFO"}
+                          for name in ("distributed", "tornado", "py.warnings")}}
+    loggers = {name: logging.getLogger(name) for name in config["loggers"]}
+    saved = {name: (lg.handlers[:], lg.propagate, lg.level) for name, lg in loggers.items()}
+    env = os.environ.get("DASK_LOGGING")
+    os.environ["DASK_LOGGING"] = repr(config)
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)
+    try:
+        yield
+    finally:
+        logging.captureWarnings(False)
+        for name, lg in loggers.items():
+            for handler in lg.handlers:
+                handler.close()
+            lg.handlers[:], lg.propagate, lg.level = saved[name]
+        if env is None:
+            os.environ.pop("DASK_LOGGING", None)
+        else:
+            os.environ["DASK_LOGGING"] = env
+
+
+def compute(args, store, todo, pose_position):
+    """Run ``todo`` on the cluster, appending each row to ``store`` as it finishes."""
+    from floating_base_control.experiments.orbital import campaign as mc
+
+    cluster = None if args.scheduler else local_cluster(args.workers)
+    client, bar = None, ProgressBar(len(todo))
+    try:
+        client = connect(args.scheduler or cluster.scheduler_address, args.worker_timeout)
+        futures = [client.submit(mc.campaign_row, args.scenario, i, mc.run_seed(args.seed, i), c,
+                                 args.duration, pose_position, pure=False, key=f"run-{i}-{c}-{args.seed}")
+                   for i, c in todo]
+        for row, timing in finished(client, futures, args.worker_timeout):
+            store.append(row, timing)
+            bar.update(f"run {row['run']} {row['controller']}: {row['final_joint_error_deg']:.3g} deg")
+    except KeyboardInterrupt:
+        kept = len(store.rows())
+        raise KeyboardInterrupt(f"{kept} row{'' if kept == 1 else 's'} kept in {store.runs}; the same command "
+                                "resumes") from None
+    finally:
+        bar.end()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)   # a second Ctrl-C: the workers still stop
+        try:
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
 
 def run(args):
-    from distributed import Client, as_completed
-
     from floating_base_control.experiments.orbital import campaign as mc
     from floating_base_control.results import write_json
     from floating_base_control.control.setpoint import controller_options
@@ -67,18 +197,8 @@ def run(args):
           f"{len(todo)} to run ({len(done)} already in {args.out})", flush=True)
     start = time.perf_counter()
     if todo:
-        cluster = None if args.scheduler else local_cluster(args.workers)
-        with Client(args.scheduler or cluster) as client:
-            futures = [client.submit(mc.campaign_row, args.scenario, i, mc.run_seed(args.seed, i), c,
-                                     args.duration, pose_position, pure=False, key=f"run-{i}-{c}-{args.seed}")
-                       for i, c in todo]
-            bar = ProgressBar(len(todo))
-            for future in as_completed(futures):
-                row, timing = future.result()
-                store.append(row, timing)
-                bar.update(f"run {row['run']} {row['controller']}: {row['final_joint_error_deg']:.3g} deg")
-        if cluster is not None:
-            cluster.close()
+        with dask_messages_to(Path(args.out) / "dask.log"):
+            compute(args, store, todo, pose_position)
     wall = time.perf_counter() - start
     rows = [r for r in store.rows() if r["run"] < args.runs and r["controller"] in controllers]
     summary = mc.summarize_campaign(rows, args.runs, args.scenario, args.seed, controllers)
@@ -99,6 +219,7 @@ class ProgressBar:
 
     def __init__(self, total, width=30):
         self.total, self.width, self.count, self.start = total, width, 0, time.perf_counter()
+        self.ended = False
 
     def update(self, note=""):
         self.count += 1
@@ -108,5 +229,11 @@ class ProgressBar:
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.count}/{self.total} "
                          f"{elapsed:.0f} s, ~{eta:.0f} s left  {note[:50]:<50}")
         if self.count == self.total:
-            sys.stderr.write("\n")
+            self.end()
         sys.stderr.flush()
+
+    def end(self):
+        """End the bar's line (once), complete or not: what follows starts on a line of its own."""
+        if self.count and not self.ended:
+            sys.stderr.write("\n")
+            self.ended = True

@@ -29,6 +29,16 @@ def saturated_sum(tau_c, feedforward, limits, out):
         out[j] = min(max(tau_c[j] + feedforward[j], -limits[j]), limits[j])
 
 
+@kernel(R1, R1, W1, W1, W1)
+def running_extremes(q, qdot, q_min, q_max, speed_max):
+    """``q_min``, ``q_max`` and ``speed_max`` (of ``|qdot|``) updated with one tick's ``q`` and ``qdot`` (a NaN
+    stays, as numpy's ``minimum`` and ``maximum`` keep it)."""
+    for j in range(len(q)):
+        q_min[j] = np.minimum(q_min[j], q[j])
+        q_max[j] = np.maximum(q_max[j], q[j])
+        speed_max[j] = np.maximum(speed_max[j], np.abs(qdot[j]))
+
+
 class LimitMonitor:
     """Running extremes of the joint limits' margins and the torque saturation.
 
@@ -42,13 +52,10 @@ class LimitMonitor:
         self.velocity_limits = np.where(v > 0, v, np.inf)
         n = len(v)
         self.q_min, self.q_max, self.speed_max = np.full(n, np.inf), np.full(n, -np.inf), np.zeros(n)
-        self._speed = np.zeros(n)
         self.ticks = self.saturated_ticks = 0
 
     def update(self, q, qdot, saturated=False):
-        np.minimum(self.q_min, q, out=self.q_min)
-        np.maximum(self.q_max, q, out=self.q_max)
-        np.maximum(self.speed_max, np.abs(qdot, out=self._speed), out=self.speed_max)
+        running_extremes(q, qdot, self.q_min, self.q_max, self.speed_max)
         self.ticks += 1
         self.saturated_ticks += bool(saturated)
 

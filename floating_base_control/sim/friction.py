@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from floating_base_control.compiled import R1, W1, kernel
+
 #: Gaz et al. 2019, identified friction of the Panda's joints 1-7.
 PANDA_PHI1 = (0.54615, 0.87224, 0.64068, 1.2794, 0.83904, 0.30301, 0.56489)
 PANDA_PHI2 = (5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.336)
@@ -50,12 +52,34 @@ class SigmoidFriction:
 
     def opposing_torque(self, qdot, out=None):
         """``-tau_f(qdot)``, what acts on the joints, into ``out`` if given (``a - b`` is exactly
-        ``-(b - a)`` in floating point: the same numbers as negating :meth:`torque`)."""
-        return np.subtract(self._at_rest, self._sigmoid(qdot), out=out)
+        ``-(b - a)`` in floating point: the same numbers as negating :meth:`torque`).  The plant's step
+        calls it at every physics step: two compiled kernels around numpy's ``exp`` (whose results the
+        compiled ``exp`` of the C library does not reproduce to the last bit)."""
+        out = np.empty(self._buffer.shape) if out is None else out
+        x = self._buffer
+        sigmoid_exponent(qdot, self._phi3, self._minus_phi2, x)
+        np.exp(x, out=x)
+        at_rest_minus_sigmoid(self._at_rest, self._phi1, x, out)
+        return out
 
     def _sigmoid(self, qdot):
-        x = np.add(qdot, self._phi3, out=self._buffer)
-        np.multiply(self._minus_phi2, x, out=x)
+        x = self._buffer
+        sigmoid_exponent(qdot, self._phi3, self._minus_phi2, x)
         np.exp(x, out=x)
         x += 1.0
         return np.divide(self._phi1, x, out=x)
+
+
+@kernel(R1, R1, R1, W1)
+def sigmoid_exponent(qdot, phi3, minus_phi2, out):
+    """The exponent ``-phi2 (qdot + phi3)`` of eq. 25's sigmoid, into ``out``."""
+    for j in range(len(out)):
+        out[j] = minus_phi2[j] * (qdot[j] + phi3[j])
+
+
+@kernel(R1, R1, R1, W1)
+def at_rest_minus_sigmoid(at_rest, phi1, exponential, out):
+    """``tau_f(0) - phi1 / (1 + exp(.))`` of eq. 25 from the sigmoid's ``exponential``, into ``out``: the
+    opposing torque (``out`` may be ``exponential``)."""
+    for j in range(len(out)):
+        out[j] = at_rest[j] - phi1[j] / (exponential[j] + 1.0)

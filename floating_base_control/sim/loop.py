@@ -42,13 +42,16 @@ class CommandDelay:
     def send(self, step, command):
         """The command computed at plant step ``step``."""
         self.sent += 1
-        if self.rng is not None and self.drop and self.rng.random() < self.drop:
-            self.dropped += 1
-            return
-        arrival = step + self.delay + (int(self.rng.integers(0, self.jitter + 1)) if self.jitter else 0)
-        if self.pending:
-            arrival = max(arrival, self.pending[-1][0])
-        self.pending.append((arrival, command))
+        arrival, pending = step + self.delay, self.pending
+        if self.rng is not None:
+            if self.drop and self.rng.random() < self.drop:
+                self.dropped += 1
+                return
+            if self.jitter:
+                arrival += int(self.rng.integers(0, self.jitter + 1))
+        if pending and pending[-1][0] > arrival:
+            arrival = pending[-1][0]
+        pending.append((arrival, command))
 
     def at(self, step):
         """The command the plant applies at its step ``step`` (a loop that steps the plant one step at a time)."""
@@ -58,7 +61,10 @@ class CommandDelay:
 
     def segments(self, step, nstep):
         """``[(command, steps), ...]``: what the plant applies over its steps ``step .. step + nstep - 1``."""
-        out, end = [], step + nstep
+        command, end = self.at(step), step + nstep
+        if not self.pending or self.pending[0][0] >= end:     # the usual span: no command arrives within it
+            return [(command, nstep)]
+        out = []
         while step < end:
             command = self.at(step)
             until = min(self.pending[0][0], end) if self.pending else end

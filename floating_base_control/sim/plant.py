@@ -154,6 +154,10 @@ class MujocoPlant:
         self.act_idx = np.array([mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_ACTUATOR, n)
                                  for n in joint_names])
         self._act_at = _as_slice(self.act_idx)
+        # MjData's arrays never move: the joints' positions, velocities and applied forces as views, taken once
+        d, at = self.data, self._qvel_at
+        self._joint_views = ((d.qvel[at], d.qfrc_applied[at], d.qpos[self._qpos_at])
+                             if isinstance(at, slice) and isinstance(self._qpos_at, slice) else None)
         self.root = mj_model.jnt_bodyid[0]
         self.mass = mj_model.body_subtreemass[self.root]
         self.model_mismatch = {}     #: URDF joint damping/friction the controller's model lacks
@@ -232,6 +236,9 @@ class MujocoPlant:
 
     def joint_state(self):
         """``(q, qdot)`` as the joint encoders would read them, noise-free."""
+        if self._joint_views is not None:
+            qdot, _, q = self._joint_views
+            return q.copy(), qdot.copy()
         return self.data.qpos[self._qpos_at].copy(), self.data.qvel[self._qvel_at].copy()
 
     def step(self, tau, nstep=1):
@@ -241,9 +248,16 @@ class MujocoPlant:
         if self.friction is None:
             mujoco.mj_step(m, d, nstep)
             return
-        qvel, qfrc, at, friction = d.qvel, d.qfrc_applied, self._qvel_at, self.friction
-        for _ in range(nstep):          # the friction torque follows the velocity of each step
-            qfrc[at] = friction.opposing_torque(qvel[at])
+        opposing_torque = self.friction.opposing_torque
+        if self._joint_views is not None:      # views of MuJoCo's own buffers: the torque is written in place
+            qvel, qfrc, _ = self._joint_views
+            for _ in range(nstep):      # the friction torque follows the velocity of each step
+                opposing_torque(qvel, out=qfrc)
+                mujoco.mj_step(m, d)
+            return
+        qvel, qfrc, at = d.qvel, d.qfrc_applied, self._qvel_at
+        for _ in range(nstep):
+            qfrc[at] = opposing_torque(qvel[at])
             mujoco.mj_step(m, d)
 
     def collide_base_with_arm(self):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from floating_base_control.compiled import B, F, R1, W1, kernel
 from floating_base_control.lie import exp
 
 
@@ -36,7 +37,7 @@ class JointEncoders:
 
     def __post_init__(self):
         self._rng = np.random.default_rng(self.seed)
-        self._q_prev = self._qdot = self._rate = None
+        self._q_prev = self._qdot = None
         w = 2 * np.pi * self.velocity_filter_hz * self.dt
         self._alpha = w / (1.0 + w)
 
@@ -47,19 +48,25 @@ class JointEncoders:
             return q + self.q_noise * noise[:q.size], qdot + self.qdot_noise * noise[q.size:]
         if self.q_noise:
             q = q + self.q_noise * self._rng.standard_normal(q.shape)
-        q_m = q / self.resolution
-        np.round(q_m, out=q_m)
-        q_m *= self.resolution
-        if self._q_prev is None:
-            self._qdot, self._rate = np.zeros_like(q_m), np.zeros_like(q_m)
-        else:                           # qdot += alpha ((q_m - q_prev) / dt - qdot), in place
-            rate = np.subtract(q_m, self._q_prev, out=self._rate)
-            rate /= self.dt
-            rate -= self._qdot
-            rate *= self._alpha
-            self._qdot += rate
-        self._q_prev = q_m              # a new array at every read: what the caller gets is never changed
+        q_m = np.empty(q.shape)         # a new array at every read: what the caller gets is never changed
+        first = self._q_prev is None
+        if first:
+            self._qdot = np.zeros(q.shape)
+        quantized_differentiation(q, self.resolution, self.dt, self._alpha, q_m if first else self._q_prev,
+                                  first, q_m, self._qdot)
+        self._q_prev = q_m
         return q_m, self._qdot.copy()
+
+
+@kernel(R1, F, F, F, R1, B, W1, W1)
+def quantized_differentiation(q, resolution, dt, alpha, q_prev, first, q_m, qdot):
+    """``q`` quantized to ``resolution`` into ``q_m``, and its filtered difference from ``q_prev`` (the
+    previous read) added to ``qdot``: ``qdot += alpha ((q_m - q_prev) / dt - qdot)``, a first-order filter
+    of the differentiated position as a drive computes it (``first``: the first read, ``qdot`` kept)."""
+    for j in range(len(q)):
+        q_m[j] = np.rint(q[j] / resolution) * resolution
+        if not first:
+            qdot[j] += (((q_m[j] - q_prev[j]) / dt) - qdot[j]) * alpha
 
 
 @dataclass
@@ -92,6 +99,7 @@ class PoseSensor:
         self._bias_t = 0.0
         self._pending = deque()
         self._next_sample = 0.0
+        self._next_delivery = np.inf    # the earliest arrival pending: a tick without one does nothing more
 
     def due(self, t):
         """Whether a sample is due at time ``t`` (so that the true pose need only be read then)."""
@@ -112,6 +120,7 @@ class PoseSensor:
                 g[:3, 3] = np.nan
             latency = self.latency_s + self.latency_jitter_s * self._extra.random()
             self._pending.append((t + latency, t, g))
+            self._next_delivery = min(self._next_delivery, t + latency)
 
     def _bias_at(self, t):
         """The first-order Gauss-Markov bias, propagated exactly from the last sample to ``t``."""
@@ -122,9 +131,9 @@ class PoseSensor:
 
     def deliver(self, t):
         """Samples whose latency has elapsed by time ``t``: a list of ``(t_taken, g_meas)``, oldest first."""
-        if not self._pending or min(s[0] for s in self._pending) > t + 1e-12:     # the usual tick: none due
+        if self._next_delivery > t + 1e-12:     # the usual tick: none due
             return []
         out = sorted((s for s in self._pending if s[0] <= t + 1e-12), key=lambda s: s[1])
-        if out:
-            self._pending = deque(s for s in self._pending if s[0] > t + 1e-12)
+        self._pending = deque(s for s in self._pending if s[0] > t + 1e-12)
+        self._next_delivery = min((s[0] for s in self._pending), default=np.inf)
         return [(t_taken, g) for _, t_taken, g in out]

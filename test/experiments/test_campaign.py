@@ -2,6 +2,7 @@
 loopback, rows re-runnable alone from their seed, resuming, and the same rows through a separately
 started scheduler."""
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -22,6 +23,13 @@ ARGS = ["campaign", "orbital", "--scenario", "realistic", "--runs", "2", "--seed
 def listening(processes):
     """Addresses on which these processes listen (TCP)."""
     return {c.laddr for p in processes for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN}
+
+
+def wait_until(predicate, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
 
 
 def rows(out):
@@ -114,3 +122,104 @@ def test_a_separate_loopback_scheduler_gives_identical_rows_and_an_interrupted_c
     assert rows(resumed) == local
     timing = (resumed / "timing.jsonl").read_text().splitlines()
     assert len(timing) == 2                                        # only the two missing runs ran
+
+
+@pytest.fixture
+def thread_cluster():
+    """A scheduler and one worker thread in this process, on loopback: quick to start, and the test can take the
+    worker away."""
+    from distributed import LocalCluster
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp://", host="127.0.0.1",
+                           dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False})
+    me = psutil.Process()
+    assert all(addr.ip == "127.0.0.1" for addr in listening([me]))
+    yield cluster
+    import dask
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):    # a scheduler closed by the test
+        cluster.close()
+
+
+def free_loopback_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_line_failure(capfd, argv, status):
+    """``main(argv)``'s exit status is ``status`` and its last line on stderr (after the progress bar) the one line
+    it returns; nothing of Dask's on the terminal."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == status
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "distributed." not in err, err
+    return err.rstrip("\n").split("\n")[-1]
+
+
+def test_no_scheduler_answering_exits_in_one_line_naming_it(tmp_path, capfd):
+    address = f"tcp://127.0.0.1:{free_loopback_port()}"
+    line = one_line_failure(capfd, [*ARGS, "--scheduler", address, "--worker-timeout", "0.5",
+                                    "--out", str(tmp_path)], 2)
+    assert line.startswith("fbc campaign: error: no Dask scheduler answers at " + address + " ")
+
+
+def test_no_worker_for_the_timeout_exits_in_one_line_and_keeps_the_rows(thread_cluster, tmp_path, capfd,
+                                                                        monkeypatch):
+    """At the start (no worker yet) and in the middle (the last worker retired after the first row)."""
+    address = thread_cluster.scheduler_address
+    thread_cluster.scale(0)
+    wait_until(lambda: not thread_cluster.workers)
+    line = one_line_failure(capfd, [*ARGS, "--scheduler", address, "--worker-timeout", "0.5",
+                                    "--out", str(tmp_path / "none")], 2)
+    assert line.startswith(f"fbc campaign: error: no Dask worker is available at the scheduler {address} ")
+    thread_cluster.scale(1)
+    wait_until(lambda: len(thread_cluster.scheduler.workers) == 1)
+    original = command.ProgressBar.update
+
+    def retire_after_first_row(self, note=""):
+        original(self, note)
+        thread_cluster.scale(0)
+        wait_until(lambda: not thread_cluster.scheduler.workers)
+
+    monkeypatch.setattr(command.ProgressBar, "update", retire_after_first_row)
+    out = tmp_path / "gone"
+    line = one_line_failure(capfd, [*ARGS, "--scheduler", address, "--worker-timeout", "0.5", "--out", str(out)], 2)
+    assert line.startswith(f"fbc campaign: error: the Dask scheduler at {address} no longer has a worker ")
+    assert len(rows(out)) >= 1
+
+
+def test_ctrl_c_says_in_one_line_how_to_resume_and_the_same_command_resumes(thread_cluster, tmp_path, capfd,
+                                                                            monkeypatch):
+    argv = [*ARGS, "--scheduler", thread_cluster.scheduler_address, "--out", str(tmp_path)]
+    original = command.ProgressBar.update
+
+    def interrupt_after_first_row(self, note=""):
+        original(self, note)
+        signal.raise_signal(signal.SIGINT)          # as Ctrl-C: the signal, to this process
+
+    with monkeypatch.context() as m:
+        m.setattr(command.ProgressBar, "update", interrupt_after_first_row)
+        line = one_line_failure(capfd, argv, 130)
+    kept = rows(tmp_path)
+    assert len(kept) == 1
+    assert line == f"fbc campaign: interrupted: 1 row kept in {tmp_path / 'runs.jsonl'}; the same command resumes"
+    main(argv)
+    assert len(rows(tmp_path)) == 4 and kept[0] in rows(tmp_path)
+    assert len((tmp_path / "timing.jsonl").read_text().splitlines()) == 4    # each run once
+
+
+def test_a_scheduler_gone_in_the_middle_exits_in_one_line_and_keeps_the_rows(thread_cluster, tmp_path, capfd,
+                                                                            monkeypatch):
+    address = thread_cluster.scheduler_address
+    original = command.ProgressBar.update
+
+    def stop_scheduler_after_first_row(self, note=""):
+        original(self, note)
+        thread_cluster.sync(thread_cluster.scheduler.close)
+
+    monkeypatch.setattr(command.ProgressBar, "update", stop_scheduler_after_first_row)
+    line = one_line_failure(capfd, [*ARGS, "--scheduler", address, "--worker-timeout", "0.5",
+                                    "--out", str(tmp_path)], 2)
+    assert line.startswith(f"fbc campaign: error: the Dask scheduler at {address} stopped answering")
+    assert len(rows(tmp_path)) == 1

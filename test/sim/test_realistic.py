@@ -25,6 +25,39 @@ def test_gaz_friction_is_zero_at_rest_opposes_motion_and_spans_phi1():
     assert (f.opposing_torque(qdot) == -f.torque(qdot)).all()           # what the plant applies, exactly
 
 
+def test_compiled_friction_is_eq_25_as_numpy_computes_it_to_the_last_bit():
+    """The plant's friction (two kernels around numpy's exp) against eq. 25 written in numpy, at speeds from
+    rest to Coulomb, with the plant writing it straight into MuJoCo's applied forces."""
+    f = SigmoidFriction(scale=tuple(np.linspace(0.8, 1.2, 7)))
+    phi1, phi2, phi3 = (np.asarray(v, dtype=float) for v in (f.phi1, f.phi2, f.phi3))
+    phi1 = phi1 * f.scale
+    rng = np.random.default_rng(3)
+    out = np.empty(7)
+    for scale in (1e-4, 1e-2, 0.3, 5.0):
+        for qdot in rng.normal(scale=scale, size=(200, 7)):
+            tau_f = phi1 / (1 + np.exp(-phi2 * (qdot + phi3))) - phi1 / (1 + np.exp(-phi2 * phi3))
+            assert np.array_equal(f.torque(qdot), tau_f)
+            assert np.array_equal(f.opposing_torque(qdot, out=out), -tau_f) and np.array_equal(out, -tau_f)
+
+
+def test_quantized_encoders_match_the_formula_in_numpy():
+    """The compiled quantizer and filter against ``round(q / r) r`` and ``qdot += alpha ((q_m - q_prev) / dt
+    - qdot)`` in numpy, read after read, to the last bit."""
+    res, dt = REALISTIC.encoder_resolution_rad, 1e-3
+    enc = JointEncoders(resolution=res, dt=dt, velocity_filter_hz=50.0)
+    w = 2 * np.pi * 50.0 * dt
+    alpha, rng = w / (1 + w), np.random.default_rng(4)
+    q, q_prev, qdot = rng.uniform(-2, 2, 7), None, np.zeros(7)
+    for _ in range(300):
+        q = q + rng.normal(scale=1e-3, size=7)
+        q_m = np.round(q / res) * res
+        if q_prev is not None:
+            qdot = qdot + ((q_m - q_prev) / dt - qdot) * alpha
+        got_q, got_qdot = enc.read(q, np.zeros(7))
+        assert np.array_equal(got_q, q_m) and np.array_equal(got_qdot, qdot)
+        q_prev = q_m
+
+
 def test_quantized_encoders_and_filtered_differentiation():
     res = REALISTIC.encoder_resolution_rad
     enc = JointEncoders(resolution=res, dt=1e-3, velocity_filter_hz=50.0)
