@@ -89,7 +89,8 @@ class ControllerNode(ControlNode):
     def configure(self):
         n = self.model.n
         self.controller = OrbitalController(self.model, np.clip(np.zeros(n), *self.model.position_limits.T),
-                                            ShapeGains(np.zeros(n), np.ones(n)))
+                                            ShapeGains(np.zeros(n), np.ones(n)),
+                                            control_period=1.0 / self._p("control_rate_hz"))
         self.poses, self.out, self.saturated = [], None, False
         self.limits = LimitMonitor(self.model.position_limits, self.model.velocity_limits)
         self.hold_pending = False
