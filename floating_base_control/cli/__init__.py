@@ -11,10 +11,10 @@ exception through, with its traceback.
 import argparse
 import sys
 
-from floating_base_control.cli import campaign, ccf, demo, gait, inspect, integrability, stability, sweep
+from floating_base_control.cli import campaign, ccf, demo, gait, inspect, integrability, loops, stability, sweep
 from floating_base_control.validation import debugging, one_line
 
-COMMANDS = [inspect, demo, sweep, campaign, gait, ccf, integrability, stability]
+COMMANDS = [inspect, demo, sweep, campaign, gait, ccf, integrability, stability, loops]
 
 
 class Parser(argparse.ArgumentParser):
