@@ -136,6 +136,18 @@ class ControllerNode(ControlNode):
                                               self._p("watchdog.safe_mode"), self._p("watchdog.safe_damping"))
         self.motion_commands.apply_parameters()
 
+    def on_cleanup(self, state):
+        self._close_worker()
+        return super().on_cleanup(state)
+
+    def destroy_node(self):
+        super().destroy_node()
+        self._close_worker()
+
+    def _close_worker(self):
+        if getattr(self, "motion_commands", None) is not None:
+            self.motion_commands.close()
+
     def on_activate(self, state):
         self.hold_pending = self._p("hold_on_activate")
         self.controller.hold(self.now())           # the observer does not integrate the inactive time

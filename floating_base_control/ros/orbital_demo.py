@@ -41,7 +41,7 @@ from floating_base_control.experiments.orbital.scenario import (Log, OrbitalScen
 from floating_base_control.ros.messages import (fill_pose_msg, g_from_pose_msg, seconds_to_stamp, stamp_to_seconds,
                                                 twist_from_msg)
 from floating_base_control.ros.params import CARTESIAN_AXES
-from floating_base_control.ros.processes import die_with_parent
+from floating_base_control.processes import die_with_parent
 from floating_base_control.ros.runtime import local_env, node_command
 
 DEFAULT_DOMAIN = 61
