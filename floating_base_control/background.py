@@ -14,8 +14,11 @@ With ``context=True`` its first argument is the worker's context: what ``setup``
 started (e.g. the robot's model, a planner that keeps its plans between jobs).  A job that raises a
 :class:`~floating_base_control.validation.FloatingBaseError` (a refusal with its reason) raises it again from
 :meth:`Job.result`; any other exception, or the worker's end, is a :class:`WorkerError` naming it.  The worker
-starts at its first job (importing the package takes it a few seconds; :meth:`Worker.start` starts it
-earlier), ends with its parent however the parent ends (Linux's parent-death signal) and with :meth:`close`.
+starts at its first job (importing the package takes it a few seconds, a minute on a loaded machine;
+:meth:`Worker.start` starts it earlier), ends with its parent however the parent ends (Linux's parent-death
+signal) and with :meth:`close`.  Until it is up (its setup done), a worker given a context ``here`` runs the jobs at
+once in the calling process, with that context: a check then delays the loop, as it did before, instead of
+waiting for the worker's start.
 """
 import functools
 import importlib
@@ -64,13 +67,25 @@ class Job:
         return value
 
 
+def _run(function, context, with_context, args):
+    """``(value, error)`` of a job (module doc)."""
+    try:
+        return _function(function)(*((context,) if with_context else ()), *args), None
+    except FloatingBaseError as exc:
+        return None, exc
+    except Exception as exc:             # reported to the caller, the worker goes on
+        return None, WorkerError(f"{function} failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+
+
 class Worker:
     """A child process running jobs (module doc); ``setup``: ``"module:function"`` that builds the context from
-    ``setup_args`` (picklable) in the worker, or ``None``."""
+    ``setup_args`` (picklable) in the worker, or ``None``; ``here``: the context for jobs run in this process
+    while the worker is not up, or ``None`` (they wait for it)."""
 
-    def __init__(self, setup=None, *setup_args):
-        self.setup, self.setup_args = setup, setup_args
+    def __init__(self, setup=None, *setup_args, here=None):
+        self.setup, self.setup_args, self.here = setup, setup_args, here
         self.process = self.connection = None
+        self.up = False                  # the worker has built its context
         self.jobs = {}                   # id -> Job, submitted and not yet done
         self._ids = itertools.count()
 
@@ -78,6 +93,7 @@ class Worker:
         """Start the worker process if it is not running (it starts by itself at the first job)."""
         if self.process is not None and self.process.poll() is None:
             return
+        self.up = False
         parent_reads, child_writes = os.pipe()
         child_reads, parent_writes = os.pipe()
         # one core's worth of work: no thread pool of BLAS beside the loop
@@ -94,6 +110,11 @@ class Worker:
         """Run ``function(*args)`` (``function(context, *args)`` with ``context``) in the worker; its :class:`Job`."""
         self.start()
         job = Job(self, next(self._ids))
+        if self.here is not None:
+            self.collect()
+            if not self.up:
+                job._outcome = _run(function, self.here, context, args)
+                return job
         self.jobs[job.id] = job
         try:
             self.connection.send((job.id, function, args, context))
@@ -103,11 +124,12 @@ class Worker:
 
     def collect(self):
         """Take the results the worker has sent, without waiting; a worker that ended fails its jobs."""
-        if not self.jobs:
+        if not self.jobs and (self.up or self.connection is None):
             return
         try:
             while self.connection.poll():
                 ident, value, error = self.connection.recv()
+                self.up = True           # its first message says its setup is done
                 job = self.jobs.pop(ident, None)
                 if job is not None:
                     job._outcome = (value, error)
@@ -177,19 +199,13 @@ def _serve(read_fd, write_fd, parent):
         context = _function(setup)(*setup_args) if setup else None
     except Exception as exc:                 # every job says so
         failed = WorkerError(f"the background worker's setup {setup} failed: {type(exc).__name__}: {exc}")
+    pipe.send((None, None, None))            # up
     while True:
         try:
             ident, function, args, with_context = pipe.recv()
         except EOFError:
             return
-        value, error = None, failed
-        if failed is None:
-            try:
-                value = _function(function)(*((context,) if with_context else ()), *args)
-            except FloatingBaseError as exc:
-                error = exc
-            except Exception as exc:         # reported to the caller, the worker goes on
-                error = WorkerError(f"{function} failed: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
+        value, error = (None, failed) if failed else _run(function, context, with_context, args)
         try:
             pipe.send((ident, value, error))
         except Exception as exc:             # a value that does not pickle

@@ -21,7 +21,8 @@ the last valid reference is kept.  A trajectory's path and a target's reach are 
 a background worker process (``floating_base_control/background.py``: tens of milliseconds of Python, which in
 the node's process would delay the ticks, in another thread too, by holding the interpreter lock), one command
 at a time in the order received; the tick takes each result when it is there (a zero-stamped trajectory then
-starts, if the reference has not moved since it was received).  A new ``task`` takes effect at the next tick, blended from the
+starts, if the reference has not moved since it was received).  Until the worker is up (it imports the package:
+seconds, a minute on a loaded machine), they run at once in the node.  A new ``task`` takes effect at the next tick, blended from the
 current one over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
 """
 from collections import deque
@@ -100,8 +101,10 @@ class MotionCommands:
         self.joint_task = self.ee_task = None
         self.refused, self.accepted = "none", 0
         self.switch_step = "none"        # largest per-tick torque step of the last blend, fraction of the limits
-        # the checks' worker, started now: it imports the package and builds the model (seconds)
-        self.worker = Worker("floating_base_control.robots.orbital.spacecraft:robot_model", robot_options(node._p))
+        # the checks' worker, started now: it imports the package and builds the model (seconds, a minute on a
+        # loaded machine); until then the checks run here, on the tick
+        self.worker = Worker("floating_base_control.robots.orbital.spacecraft:robot_model", robot_options(node._p),
+                             here=model)
         self.worker.start()
         self.queued, self.checking = deque(), None
         self.error_pub = node.create_lifecycle_publisher(Float64MultiArray, "~/tracking_error", 10)

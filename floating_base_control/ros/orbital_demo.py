@@ -181,6 +181,15 @@ class TaskClient:
         self.sent_at = self._now()           # unstamped: the controller starts its reference when it takes it
         self.done = True
 
+    def end_s(self, duration_s):
+        """When the run ends (s of the log): ``duration_s``, or for the end effector ``ee_hold_s`` after its
+        reference arrives, as in the ROS-free demo (the target goes out later here: the task switch is a
+        parameter change, answered over DDS)."""
+        from floating_base_control.experiments.orbital.tasks import ee_reach_s
+        if self.task != "end-effector" or self.target is None:
+            return duration_s
+        return max(duration_s, self.sent_at + ee_reach_s(self.settings) + self.settings.ee_hold_s)
+
     def evaluate(self, t, g1, q):
         """The ROS-free demo's task columns (``experiments.orbital.tasks.build``) from the ground truth."""
         from floating_base_control.experiments.orbital.tasks import ee_errors
@@ -303,7 +312,7 @@ def _run(scenario, duration_s, domain_id, params_file, controller_overrides, tim
                                                    [*controller_params, *controller_overrides]), env=env,
                                       preexec_fn=die_with_parent()))
         _wait_for(executor, lambda: recorder.controller_up, procs, "floating_base_controller")
-        while recorder.elapsed < duration_s:
+        while recorder.elapsed < (duration_s if client is None else client.end_s(duration_s)):
             executor.spin_once(timeout_sec=0.1)
             if client is not None:
                 client.step()

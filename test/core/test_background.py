@@ -87,3 +87,21 @@ def test_a_worker_that_ended_fails_its_jobs_and_the_next_job_starts_another(work
     with pytest.raises(WorkerError, match="ended"):
         wait(job).result()
     assert wait(worker.submit("os:getpid")).result() != first
+
+
+def test_until_it_is_up_a_worker_with_a_context_here_runs_the_jobs_in_this_process_with_it():
+    """The node's checks before its worker has imported the package (a minute on a loaded machine): at once,
+    in the node, as before the worker existed."""
+    w = Worker("time:sleep", 2.0, here={"where": "here"})
+    try:
+        first = w.submit("operator:getitem", "where", context=True)
+        assert first.done() and first.result() == "here"
+        assert w.submit("os:getpid").result() == os.getpid()
+        end = time.monotonic() + TIMEOUT
+        while not w.up:
+            assert time.monotonic() < end, "the worker did not come up"
+            w.collect()
+            time.sleep(0.01)
+        assert wait(w.submit("os:getpid")).result() == w.process.pid
+    finally:
+        w.close()
