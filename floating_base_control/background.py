@@ -100,7 +100,10 @@ class Worker:
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         self.process = subprocess.Popen([sys.executable, "-m", "floating_base_control.background", str(child_reads),
                                          str(child_writes), str(os.getpid())], pass_fds=(child_reads, child_writes),
-                                        env=env, stdin=subprocess.DEVNULL)
+                                        env=env, stdin=subprocess.DEVNULL,
+                                        # a Ctrl-C or SIGTERM to the parent's process group is the parent's to
+                                        # handle: it reached the worker while it imported (a KeyboardInterrupt)
+                                        process_group=0)
         os.close(child_reads)
         os.close(child_writes)
         self.connection = _Pipe(parent_reads, parent_writes)
@@ -184,8 +187,8 @@ class _Pipe:
 
 
 def _serve(read_fd, write_fd, parent):
-    """The worker process: ordinary scheduling, ends with its parent (a Ctrl-C to the process group is the
-    parent's to handle); builds the context, then answers jobs in order until its parent closes the pipe."""
+    """The worker process (in a process group of its own): ordinary scheduling, ends with its parent; builds the
+    context, then answers jobs in order until its parent closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()()
     if os.getppid() != parent:               # the parent ended before the signal was asked for
