@@ -9,9 +9,10 @@ ordinary priority the lock's holder waits for the CPU and the p99 was 68 ms; in 
 the loop submits a job (:meth:`Worker.submit`) and, at a tick boundary, asks its :class:`Job` whether it is
 done (a non-blocking read of a pipe, only while jobs are out) and takes its result.
 
-A job is a function named ``"module:function"`` (or ``"module:Class.method"``) with picklable arguments, imported and called in the worker.
-With ``context=True`` its first argument is the worker's context: what ``setup`` built once when the worker
-started (e.g. the robot's model, a planner that keeps its plans between jobs).  A job that raises a
+A job is a function named ``"module:function"`` (or ``"module:Class.method"``) with picklable arguments,
+imported and called in the worker.  With ``context=True`` its first argument is the worker's context: what
+``setup`` built once when the worker started (e.g. the robot's model, a planner that keeps its plans between
+jobs).  A job that raises a
 :class:`~floating_base_control.validation.FloatingBaseError` (a refusal with its reason) raises it again from
 :meth:`Job.result`; any other exception, or the worker's end, is a :class:`WorkerError` naming it.  The worker
 starts at its first job (importing the package takes it a few seconds, a minute on a loaded machine;

@@ -4,11 +4,12 @@ a gain change's stability check (issue 24), from the controller's per-tick timin
 ``mujoco_sim`` and ``floating_base_controller`` run as two processes with ``config/orbital_robot.yaml`` (its
 ``realtime_priority``), the robot tumbling slowly (0.1 deg/s); after the loop has settled this client sends,
 every ``--every`` s, alternately a gain change (``stiffness.panda_joint1``, two stable values) and, with the task
-switched to ``end_effector``, a target ``--target-cm`` (2) cm away from the end effector's pose.  The tick periods within
-``WINDOW_S`` after each command are compared with those of the same run away from any command (p50 / p99 / max).
+switched to ``end_effector``, a target ``--target-cm`` (2) cm away from the end effector's pose.  The tick
+periods within ``WINDOW_S`` after each command are compared with those of the same run away from any command
+(p50 / p99 / max).
 
-    python studies/off_tick_checks.py [--commands 20] [--every 0.5] [--burners 0] [--nodes-from CHECKOUT] [--domain 81]
-        [--target-cm 2]
+    python studies/off_tick_checks.py [--commands 20] [--every 0.5] [--burners 0] [--nodes-from CHECKOUT]
+        [--domain 81] [--target-cm 2]
 
 ``--nodes-from``: run the nodes of another checkout (its root on their ``PYTHONPATH``), e.g. the code before.
 """
@@ -142,5 +143,6 @@ if __name__ == "__main__":
     parser.add_argument("--domain", type=int, default=81)
     parser.add_argument("--target-cm", type=float, default=2.0)
     args = parser.parse_args()
-    json.dump(run(args.commands, args.every, args.burners, args.nodes_from, args.domain, args.target_cm), sys.stdout, indent=2)
+    json.dump(run(args.commands, args.every, args.burners, args.nodes_from, args.domain, args.target_cm), sys.stdout,
+              indent=2)
     print()

@@ -18,12 +18,12 @@ reach within the joint limits (``control/end_effector.py``, ``check_reachable``:
 measured shape and the observer's pose and momentum, before any motion), the wrong frame or task)
 is logged and shown on ``/diagnostics`` (WARN with the reason, ``controller_base.REFUSAL_HOLD``);
 the last valid reference is kept.  A trajectory's path and a target's reach are checked off the control tick, in
-a background worker process (``floating_base_control/background.py``: tens of milliseconds of Python, which in
+a background worker process (``floating_base_control/background.py``: 2-35 ms of Python, which in
 the node's process would delay the ticks, in another thread too, by holding the interpreter lock), one command
 at a time in the order received; the tick takes each result when it is there (a zero-stamped trajectory then
 starts, if the reference has not moved since it was received).  Until the worker is up (it imports the package:
-seconds, a minute on a loaded machine), they run at once in the node.  A new ``task`` takes effect at the next tick, blended from the
-current one over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
+seconds, a minute on a loaded machine), they run at once in the node.  A new ``task`` takes effect at the next
+tick, blended from the current one over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
 """
 from collections import deque
 

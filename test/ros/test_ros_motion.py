@@ -175,9 +175,9 @@ def test_a_moveit_shaped_trajectory_replaced_mid_way_is_accepted_and_tracked(ros
     the joints in its own order; the first stamped 1.5 s ahead, the second while the first runs, from the
     state then, stamped with that state's time (a zero stamp, "now", would compare its first point with the
     joints when the node receives it, later than the state this client last saw by the client's lag behind the
-    simulator: at 0.1-0.3 rad/s, the start tolerance's 0.01 rad after 30-100 ms, refused at a load of 14).  Both are accepted and followed: the arm passes within 4 deg of the first one's
-    via point 1 to 2.2 s after the stamp (1.0-1.5 deg measured at a load of 8 on 2 cores; started at once,
-    it would be 12-15 deg past it by then) and ends at the second one's goal."""
+    simulator: at 0.1-0.3 rad/s, the start tolerance's 0.01 rad after 30-100 ms, refused at a load of 14).
+    Both are accepted and followed: the arm passes within 4 deg of the first one's via point 1 to 2.2 s after
+    the stamp (started at once, it would be 12-15 deg past it by then) and ends at the second one's goal."""
     q_a = ros.truth.q.copy()
     via, goal = q_a + np.r_[0.15, -0.1, 0.1, 0.15, 0.1, -0.1, 0.15], q_a + np.r_[0.25, -0.05, 0.2, 0.25, 0.0, 0.0, 0.3]
     v_via = np.r_[0.08, -0.02, 0.06, 0.08, 0.0, 0.03, 0.1]
