@@ -101,11 +101,10 @@ class MotionCommands:
         self.joint_task = self.ee_task = None
         self.refused, self.accepted = "none", 0
         self.switch_step = "none"        # largest per-tick torque step of the last blend, fraction of the limits
-        # the checks' worker, started now: it imports the package and builds the model (seconds, a minute on a
-        # loaded machine); until then the checks run here, on the tick
+        # the checks' worker, started with the first task that takes commands: it imports the package and builds
+        # the model (seconds, a minute on a loaded machine); until then the checks run here, on the tick
         self.worker = Worker("floating_base_control.robots.orbital.spacecraft:robot_model", robot_options(node._p),
                              here=model)
-        self.worker.start()
         self.queued, self.checking = deque(), None
         self.error_pub = node.create_lifecycle_publisher(Float64MultiArray, "~/tracking_error", 10)
         node.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
@@ -117,6 +116,8 @@ class MotionCommands:
     def apply_parameters(self):
         p = self.node._p
         self.requested = p("task")
+        if self.requested != "setpoint":
+            self.worker.start()
         self.shape_gains = self.controller.shape_gains
         self.cartesian_gains = CartesianGains([p(f"end_effector.stiffness.{a}") for a in CARTESIAN_AXES],
                                               [p(f"end_effector.damping.{a}") for a in CARTESIAN_AXES],
