@@ -19,7 +19,7 @@ export RCUTILS_COLORIZED_OUTPUT := 0
 export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
-.PHONY: setup demo test test-core bench sweep stability reorient lock clean
+.PHONY: setup demo test test-core bench sweep stability reorient loops lock clean
 
 setup: $(STAMP)
 
@@ -64,6 +64,11 @@ stability: $(STAMP)
 # (about 10 min on 2 cores).
 reorient: $(STAMP)
 	$(PY) -m floating_base_control.experiments.orbital.reorient_report --out out/reorient --doc docs/REORIENTATION.md
+
+# The motion tasks in the in-process loop beside the DDS loop in real time, on the machine as it is and beside
+# two CPU burners, with the load of each run; rewrites docs/LOOPS.md and the README's table (about 3 min).
+loops: $(STAMP)
+	$(VENV)/bin/fbc loops --burners 0 2 --doc docs/LOOPS.md --readme README.md
 
 # Re-resolve the pinned set from requirements/base.in.
 lock:

@@ -11,10 +11,11 @@ exception through, with its traceback.
 import argparse
 import sys
 
-from floating_base_control.cli import campaign, ccf, demo, gait, inspect, integrability, plan, stability, sweep
+from floating_base_control.cli import (campaign, ccf, demo, gait, inspect, integrability, loops, plan, stability,
+                                       sweep)
 from floating_base_control.validation import debugging, one_line
 
-COMMANDS = [inspect, demo, sweep, campaign, gait, ccf, integrability, stability, plan]
+COMMANDS = [inspect, demo, sweep, campaign, gait, ccf, integrability, stability, loops, plan]
 
 
 class Parser(argparse.ArgumentParser):

@@ -21,7 +21,17 @@ inside the margins and the integral constant)::
   limit at the hard limit (``K_lim = effort / m``); a potential, so the
   closed loop stays passive.
 * ``D_v(qdot) = d_v (|qdot| - f_g qdot_max)_+ sign(qdot)``: **velocity-limit damping**
-  above a fraction ``f_g`` of the URDF velocity limit (dissipative).
+  above a fraction ``f_g`` of the URDF velocity limit (dissipative); beyond a limit margin, ``d_v qdot``
+  instead (the wall's damping: dissipative too).
+
+With one control period of loop delay (``sim/loop.py``) the wall and the guard are themselves a loop on the
+joint: the effort limit over the margin (joint 7 of a Panda: 120 N m/rad on 0.004 kg m^2) with the PD's
+damping is unstable at any scale of the two, and the effort over the velocity limit as a damping (4.6 N m
+s/rad) is a velocity loop at the stability boundary.  Given the joints' smallest inertias, ``K_lim`` and
+``d_v`` are capped so that the wall's own loop has the required margins (``control/stability.py``,
+``limit_term_gains``; docs/STABILITY.md): a light joint's wall then stops less than the full effort at the hard
+limit.  Without the inertias (``TaskController(inertia=None)``) the terms are the uncapped ones and the wall
+has no damping of its own, as before the cap.
 
 The controller names of campaigns combine the task law and eq. 45's
 compensation: :data:`CONTROLLERS`.
@@ -34,6 +44,7 @@ import numpy as np
 from floating_base_control.compiled import F, R1, W1, kernel
 from floating_base_control.validation import InputError
 from floating_base_control.control.shape import task_torque
+from floating_base_control.control.stability import limit_term_gains
 
 #: name -> (compensation of eq. 45, integral action): the baselines and the paper's controller.
 CONTROLLERS = {"pd": ("none", False), "pdi": ("none", True), "tau1": ("tau1", False), "tau1i": ("tau1", True),
@@ -113,13 +124,19 @@ def _overrun(x, lower, upper):
 def shaped_task_torque(q, qdot, r, x_lower, x_upper, limit_gains, pd_gains, integral, z, e, out):
     """``tau_c`` of the extended eq. 52 into ``out`` (see the module docstring), on stacked ``x = [q; qdot]``
     about the reference ``r = [q_r; qdot_r]``: ``-([K; D_q] (x - r) + [K_lim; d_v] (x - clip(x, ...)))``
-    summed over the two halves, ``- K_i z``; ``e = q - q_r`` (what the integral integrates)."""
+    summed over the two halves, ``- K_i z``; ``e = q - q_r`` (what the integral integrates).  ``limit_gains`` is
+    ``[K_lim; d_v; d_wall]``: beyond a position margin, a ``d_wall`` above zero damps the whole velocity
+    (``d_wall qdot`` in place of the guard's term)."""
     n = len(q)
     for j in range(n):
         e[j] = q[j] - r[j]
-        position = limit_gains[j] * _overrun(q[j], x_lower[j], x_upper[j]) + pd_gains[j] * e[j]
-        velocity = (limit_gains[n + j] * _overrun(qdot[j], x_lower[n + j], x_upper[n + j])
-                    + pd_gains[n + j] * (qdot[j] - r[n + j]))
+        beyond = _overrun(q[j], x_lower[j], x_upper[j])
+        position = limit_gains[j] * beyond + pd_gains[j] * e[j]
+        if beyond != 0.0 and limit_gains[2 * n + j] > 0.0:
+            limit = limit_gains[2 * n + j] * qdot[j]
+        else:
+            limit = limit_gains[n + j] * _overrun(qdot[j], x_lower[n + j], x_upper[n + j])
+        velocity = limit + pd_gains[n + j] * (qdot[j] - r[n + j])
         out[j] = -(position + velocity) - integral[j] * z[j]
 
 
@@ -133,7 +150,8 @@ class TaskController:
     returns.
     """
 
-    def __init__(self, position_limits, velocity_limits, effort_limits, limits=None, restart_after_s=0.1):
+    def __init__(self, position_limits, velocity_limits, effort_limits, limits=None, restart_after_s=0.1,
+                 inertia=None, control_period=1e-3):
         self.position_limits = np.asarray(position_limits, dtype=float)
         self.limits = limits or TaskLimits()
         lo, hi = self.position_limits.T
@@ -144,6 +162,12 @@ class TaskController:
         effort = np.where(np.isfinite(effort_limits), effort_limits, 1e3)
         self.limit_stiffness = effort / self.margin
         self.guard_damping = np.where(np.isfinite(finite_v), effort / finite_v, 0.0)
+        self.wall_damping = np.zeros(len(lo))
+        if inertia is not None:          # capped for the loop's delay (module doc)
+            uncapped = np.where(np.isfinite(finite_v), effort / finite_v, np.inf)    # no velocity limit: a damped wall
+            self.limit_stiffness, self.wall_damping = limit_term_gains(inertia, self.limit_stiffness, uncapped,
+                                                                       control_period)
+            self.guard_damping = np.where(np.isfinite(finite_v), self.wall_damping, 0.0)
         self.integral_clamp = self.limits.integral_clamp * effort
         self.restart_after_s = restart_after_s
         # The tick works on stacked [q; qdot] (shaped_task_torque): the PD terms are [K; D_q] * ([q; qdot] -
@@ -154,7 +178,7 @@ class TaskController:
         guard_speed = self.limits.guard_fraction * self.v_max
         self._x_lower, self._x_upper = np.concatenate((self._lower, -guard_speed)), np.concatenate((self._upper,
                                                                                                   guard_speed))
-        self._limit_gains = np.concatenate((self.limit_stiffness, self.guard_damping))
+        self._limit_gains = np.concatenate((self.limit_stiffness, self.guard_damping, self.wall_damping))
         n = len(lo)
         self._r = np.zeros(2 * n)           # [q_r; qdot_r]
         self.q_r, self.qdot_r, self.z = self._r[:n], self._r[n:], np.zeros(n)

@@ -58,6 +58,7 @@ distance ``r(q)``; in flight the knee's reduced inertia seen through ``dr/dq`` i
 The module is ROS-free and imports neither MuJoCo nor matplotlib: the controller nodes check their parameters
 with it (``ros/orbital_controller.py``, ``ros/hopper_controller.py``).
 """
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -329,3 +330,50 @@ def loop_verdict(M, K, D, h, K_i=None):
         if not is_stable(M, K, D, h, delay, K_i, np.exp(-1j * np.deg2rad(pm))):
             lacking.append(f"phase margin below {pm:g} deg with {where}")
     return None, ("; ".join(lacking) or None)
+
+
+def smallest_joint_inertias(model, count=64):
+    """Per joint, the smallest inertia its torque drives over :func:`sample_configurations` (``count`` random
+    shapes): ``1 / (Lambda_q^-1)_jj``, the other joints free, which is what a fast loop on that joint alone sees
+    (the others' gains act little at its bandwidth; the largest generalized eigenvalue of a damping on joint
+    ``j`` alone is ``d (Lambda_q^-1)_jj``)."""
+    return np.min([1.0 / np.diag(np.linalg.inv(model.reduced_shape_inertia(q)))
+                   for q in sample_configurations(model, count)], axis=0)
+
+
+
+#: The limit terms' damping (:func:`limit_term_gains`) on a joint's smallest inertia, rad/s: half the joint gains'
+#: velocity loop (the PD's own damping acts on that joint too).
+LIMIT_VELOCITY_BANDWIDTH = 0.5 * JOINT_VELOCITY_BANDWIDTH
+
+
+def limit_term_gains(inertias, stiffness, damping, control_period=1e-3):
+    """``(K_lim, d)``: the limit terms of the set-point controller (``control/setpoint.py``: the wall's stiffness
+    beyond the limit margins; the damping of the velocity guard and of the wall) capped for the loop with its
+    delay.  On joint ``j``'s smallest inertia ``m`` (:func:`smallest_joint_inertias`) the damping is at most a
+    velocity loop of :data:`LIMIT_VELOCITY_BANDWIDTH` (slowed down for a period longer than 1 ms, as
+    :func:`robot_joint_gains`), and the wall's stiffness the largest with which that one-joint loop has the
+    margins of :data:`REQUIRED` at one period and of :data:`REQUIRED_DDS` with a DDS loop's latency
+    (:func:`wall_stiffness_ratio`).  ``stiffness``, ``damping``: the terms without the cap (the effort limit over
+    the margin, and over the velocity limit: ``inf`` for a joint without one)."""
+    m = np.asarray(inertias, dtype=float)
+    d = np.minimum(damping, LIMIT_VELOCITY_BANDWIDTH * min(1.0, 1e-3 / control_period) * m)
+    ratios = [wall_stiffness_ratio(float(b), float(control_period)) for b in d / m]
+    return np.minimum(stiffness, np.multiply(ratios, m)), d
+
+
+@functools.lru_cache(maxsize=64)
+def wall_stiffness_ratio(velocity_bandwidth, h, tol=1e-3):
+    """The largest ``K / m`` of the one-joint loop ``m e'' = -K e - d e'`` with ``d / m = velocity_bandwidth`` whose
+    :func:`loop_verdict` finds it neither unstable nor short of a margin (by bisection to ``tol``, relative); 0 if
+    none (the velocity loop alone is short of one)."""
+    clean = lambda ratio: loop_verdict([[1.0]], [ratio], [velocity_bandwidth], h) == (None, None)     # noqa: E731
+    lo, hi = 0.0, velocity_bandwidth ** 2 / 4.0 + 1.0          # a critically damped wall at most: the first try
+    while clean(hi):
+        lo, hi = hi, 2.0 * hi
+    if lo == 0.0 and not clean(tol * hi):
+        return 0.0
+    while hi - lo > tol * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if clean(mid) else (lo, mid)
+    return lo

@@ -40,6 +40,7 @@ leaves the position range or exceeds the velocity or acceleration limits: each
 segment's extrema are computed exactly (:func:`polynomial_extremes`).  A
 set-point becomes a quintic rest-to-rest move whose duration keeps those limits.
 """
+import copy
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -143,6 +144,12 @@ class JointTrajectory:
             return self.final
         i = max(int(np.searchsorted(self.times, t, side="right")) - 1, 0)
         return _evaluate(self.segments[i], max(t - self.times[i], 0.0))
+
+    def shifted(self, dt):
+        """This trajectory ``dt`` s later."""
+        out = copy.copy(self)
+        out.times = self.times + dt
+        return out
 
     def bounds(self, position_limits=None, velocity_limit=None, acceleration_limit=None):
         """``(lowest q, highest q, largest |qdot|, largest |qddot|)`` per joint over the whole path, exact
@@ -265,6 +272,26 @@ class TrajectoryReference:
         ``now`` (default: ``start_time``), giving the joints ``joints`` (indices; default: all), with the
         robot at ``current`` (positions; default: the reference's), as the module doc says.  Returns the
         trajectory."""
+        return self.take(self.plan(start_time, waypoints, now, joints, current))
+
+    def take(self, trajectory, now=None):
+        """Follow ``trajectory`` (from :meth:`plan`, with no command taken since) from its start on.  ``now``:
+        it was planned to start when it was received (a zero stamp) and is taken at ``now``, after its check:
+        if the reference has stayed where it starts (at rest), it starts at ``now``, so that the check's time
+        is not taken from its motion; else at its start, as a stamp in the past."""
+        start = trajectory.sample(trajectory.start_time)
+        if now is not None and now > trajectory.start_time and all(
+                np.allclose(a, b, rtol=0.0, atol=1e-12) for a, b in zip(self.sample(now), start)):
+            trajectory = trajectory.shifted(now - trajectory.start_time)
+        t_s = trajectory.start_time
+        self.trajectories = [tr for tr in self.trajectories if tr.start_time < t_s] or self.trajectories[:1]
+        self.trajectories.append(trajectory)
+        return trajectory
+
+    def plan(self, start_time, waypoints, now=None, joints=None, current=None):
+        """The trajectory :meth:`command` would take, checked, without taking it (``InputError`` with the
+        reason): what a loop runs off its tick (``floating_base_control/background.py``, on a copy of the
+        reference) before it :meth:`take` s the result."""
         start_time = float(check.array("start_time", start_time, ()))
         t_s = start_time if now is None else max(start_time, float(check.array("now", now, ())))
         kept = [tr for tr in self.trajectories if tr.start_time < t_s] or self.trajectories[:1]
@@ -278,7 +305,6 @@ class TrajectoryReference:
         self._check_rate("velocity", vmax, self.velocity_limits)
         if trajectory.degree > 1:
             self._check_rate("acceleration", amax, self.acceleration_limits)
-        self.trajectories = kept + [trajectory]
         return trajectory
 
     def setpoint(self, t, q_d):

@@ -24,10 +24,16 @@ set-point or target stamped longer ago than ``reference.max_age``, a target the 
 reach within the joint limits (``control/end_effector.py``, ``check_reachable``: checked from the
 measured shape and the observer's pose and momentum, before any motion), the wrong frame or task)
 is logged and shown on ``/diagnostics`` (WARN with the reason, ``controller_base.REFUSAL_HOLD``);
-the last valid reference is kept.  A new ``task`` takes effect at the next tick, blended from the
-current one over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
+the last valid reference is kept.  A trajectory's path and a target's reach are checked off the control tick, in
+a background worker process (``floating_base_control/background.py``: 2-35 ms of Python, which in
+the node's process would delay the ticks, in another thread too, by holding the interpreter lock), one command
+at a time in the order received; the tick takes each result when it is there (a zero-stamped trajectory then
+starts, if the reference has not moved since it was received).  Until the worker is up (it imports the package:
+seconds, a minute on a loaded machine), they run at once in the node.  A new ``task`` takes effect at the next
+tick, blended from the current one over ``task_blend_s`` (:class:`~floating_base_control.control.handover.Handover`).
 """
 import math
+from collections import deque
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
@@ -36,7 +42,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from floating_base_control.control.end_effector import CartesianGains, EndEffectorTask, check_reachable
+from floating_base_control.background import Worker, WorkerError
+from floating_base_control.control.end_effector import CartesianGains, EndEffectorTask
 from floating_base_control.control.handover import Handover
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
 from floating_base_control.control.tracking import JointTask
@@ -44,7 +51,10 @@ from floating_base_control.planning.execution import ReorientTask
 from floating_base_control.planning.reorientation import rotation_from_quaternion
 from floating_base_control.validation import FloatingBaseError, InputError
 from floating_base_control.ros import messages as m
-from floating_base_control.ros.params import CARTESIAN_AXES, end_effector_frame
+from floating_base_control.ros.params import CARTESIAN_AXES, end_effector_frame, robot_options
+
+PLAN = "floating_base_control.control.trajectory:TrajectoryReference.plan"
+CHECK_REACHABLE = "floating_base_control.control.end_effector:check_reachable"
 
 
 def by_name(what, names, values, joints):
@@ -91,7 +101,8 @@ def waypoints_from_msg(msg, joints, partial=False):
 
 class MotionCommands:
     """What the controller node adds for motion tasks (see the module doc); the node calls
-    :meth:`apply_parameters`, :meth:`motion` every tick, :meth:`publish` and :meth:`diagnostic_values`."""
+    :meth:`apply_parameters`, :meth:`motion` every tick, :meth:`publish`, :meth:`diagnostic_values` and
+    :meth:`close`."""
 
     def __init__(self, node, model, controller):
         self.node, self.model, self.controller = node, model, controller
@@ -102,6 +113,11 @@ class MotionCommands:
         self.refusals_shown = 0
         self.refused, self.accepted = "none", 0
         self.switch_step = "none"        # largest per-tick torque step of the last blend, fraction of the limits
+        # the checks' worker, started with the first task that takes commands: it imports the package and builds
+        # the model (seconds, a minute on a loaded machine); until then the checks run here, on the tick
+        self.worker = Worker("floating_base_control.robots.orbital.spacecraft:robot_model", robot_options(node._p),
+                             here=model)
+        self.queued, self.checking = deque(), None
         self.error_pub = node.create_lifecycle_publisher(Float64MultiArray, "~/tracking_error", 10)
         self.reorient_pub = node.create_lifecycle_publisher(DiagnosticStatus, "~/reorientation", 10)
         node.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
@@ -114,6 +130,8 @@ class MotionCommands:
     def apply_parameters(self):
         p = self.node._p
         self.requested = p("task")
+        if self.requested != "setpoint":
+            self.worker.start()
         self.shape_gains = self.controller.shape_gains
         self.cartesian_gains = CartesianGains([p(f"end_effector.stiffness.{a}") for a in CARTESIAN_AXES],
                                               [p(f"end_effector.damping.{a}") for a in CARTESIAN_AXES],
@@ -142,6 +160,7 @@ class MotionCommands:
 
     def motion(self, now, q):
         """The controller's motion task for the tick at ``now`` (``None``: eq. 52 on the set-point)."""
+        self._take_checked(now)
         c = self.controller
         if self.requested != self.task:
             previous = c.motion or self._setpoint_task()
@@ -198,7 +217,9 @@ class MotionCommands:
         task.start_delay_s = p("reorient.start_delay_s")
 
     def close(self):
-        """End the planner's worker process, if any."""
+        """End the checks' worker and the planner's worker process, if any (commands still being checked or
+        planned are dropped)."""
+        self.worker.close()
         if self.planner is not None:
             self.planner.close()
 
@@ -220,16 +241,45 @@ class MotionCommands:
         if self.task != task or self.requested != task:
             raise InputError(f"{what} needs task '{task}' (task is '{self.requested}')")
 
+    def _check(self, what, task, function, args, take, context=False):
+        """Check a command in the worker (``function(*args)``), after those before it; ``take(result)`` at the
+        tick that finds it done, if ``task`` is still the task."""
+        self.queued.append((what, task, function, args, take, context))
+        self._submit_next()
+
+    def _submit_next(self):
+        if self.checking is None and self.queued:
+            what, task, function, args, take, context = self.queued.popleft()
+            self.checking = (self.worker.submit(function, *args, context=context), what, task, take)
+
+    def _take_checked(self, now):
+        """Take the result of the command being checked if it is there (a non-blocking read)."""
+        if self.checking is None or not self.checking[0].done():
+            return
+        job, what, task, take = self.checking
+        self.checking = None
+        try:
+            result = job.result()
+            if task is not self.joint_task and task is not self.ee_task:
+                raise InputError("the task changed while the command was checked")
+            take(result, now)
+            self.accepted += 1
+        except (FloatingBaseError, WorkerError) as exc:
+            self._refuse(what, str(exc))
+        self._submit_next()
+
     def _on_trajectory(self, msg):
         """As joint_trajectory_controller: a zero stamp is now, a trajectory ending in the past is refused
-        (``TrajectoryReference.command``), not one stamped before ``reference.max_age``."""
+        (``TrajectoryReference.plan``), not one stamped before ``reference.max_age``; its path is checked in
+        the worker, on the reference as it is when the check starts."""
         try:
             self._needs("joint", "joint trajectory")
             now, partial = self.node.now(), self.node._p("trajectory.allow_partial_joints_goal")
             waypoints, given = waypoints_from_msg(msg, self.joints, partial)
-            self.joint_task.reference.command(m.stamp_to_seconds(msg.header.stamp) or now, waypoints, now, given,
-                                              self.node.q)
-            self.accepted += 1
+            stamp, reference = m.stamp_to_seconds(msg.header.stamp), self.joint_task.reference
+            self._check("joint trajectory", self.joint_task, PLAN,
+                        (reference, stamp or now, waypoints, now, given, self.node.q),
+                        lambda trajectory, t: reference.take(trajectory, None if stamp else t))
         except FloatingBaseError as exc:
             self._refuse("joint trajectory", str(exc))
 
@@ -249,9 +299,15 @@ class MotionCommands:
                 raise InputError(f"target pose in frame {msg.header.frame_id!r}, expected "
                                  f"{self.node._p('world_frame')!r}")
             start, target = self._start_time(msg.header.stamp), m.pose_from_msg(msg.pose)
-            self._check_reachable(target)
-            self.ee_task.command(target, start)
-            self.accepted += 1
+            out, observer, task = self.node.out, self.controller.observer, self.ee_task
+            momentum = None if out is None or not observer.initialized else out.momentum
+            if self.node.q is None or momentum is None:
+                raise InputError("no joint state or base pose estimate yet: the target cannot be checked")
+            # check_reachable from the measured shape and the last tick's estimates of the base pose and the
+            # momentum (from where the arm is: a reference still moving toward a previous target is not followed)
+            self._check("target pose", task, CHECK_REACHABLE,
+                        (self.frame, self.node.q.copy(), observer.g_hat.copy(), momentum.copy(), target, task.v_max,
+                         task.w_max), lambda _, t: task.command(target, start), context=True)
         except FloatingBaseError as exc:
             self._refuse("target pose", str(exc))
 
@@ -268,16 +324,6 @@ class MotionCommands:
             self.accepted += 1
         except FloatingBaseError as exc:
             self._refuse("base attitude target", str(exc))
-
-    def _check_reachable(self, target):
-        """``check_reachable`` from the measured shape and the last tick's estimates of the base pose and the
-        momentum (from where the arm is: a reference still moving toward a previous target is not followed)."""
-        out, observer = self.node.out, self.controller.observer
-        momentum = None if out is None or not observer.initialized else out.momentum
-        if self.node.q is None or momentum is None:
-            raise InputError("no joint state or base pose estimate yet: the target cannot be checked")
-        check_reachable(self.model, self.frame, self.node.q, observer.g_hat, momentum, target,
-                        self.ee_task.v_max, self.ee_task.w_max)
 
     # -- outputs ------------------------------------------------------------------------
 
@@ -301,5 +347,6 @@ class MotionCommands:
         reorientation = {} if self.reorient_task is None else {
             f"reorient_{k}": v for k, v in self.reorient_task.progress().items()}
         return {"task": self.task, "tracking_error_norm": error, "commands_accepted": self.accepted,
+                "commands_being_checked": len(self.queued) + (self.checking is not None),
                 "last_refused_command": self.refused, "task_switch_max_step_fraction": self.switch_step,
                 **reorientation}

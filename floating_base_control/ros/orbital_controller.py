@@ -92,7 +92,8 @@ class ControllerNode(ControlNode):
     def configure(self):
         n = self.model.n
         self.controller = OrbitalController(self.model, np.clip(np.zeros(n), *self.model.position_limits.T),
-                                            ShapeGains(np.zeros(n), np.ones(n)))
+                                            ShapeGains(np.zeros(n), np.ones(n)),
+                                            control_period=1.0 / self._p("control_rate_hz"))
         self.poses, self.out, self.saturated = [], None, False
         self.limits = LimitMonitor(self.model.position_limits, self.model.velocity_limits)
         self.hold_pending = False
@@ -138,10 +139,17 @@ class ControllerNode(ControlNode):
                                               self._p("watchdog.safe_mode"), self._p("watchdog.safe_damping"))
         self.motion_commands.apply_parameters()
 
+    def on_cleanup(self, state):
+        self._close_worker()
+        return super().on_cleanup(state)
+
     def destroy_node(self):
-        if self.motion_commands is not None:      # the reorientation's planner process
-            self.motion_commands.close()
         super().destroy_node()
+        self._close_worker()
+
+    def _close_worker(self):
+        if getattr(self, "motion_commands", None) is not None:
+            self.motion_commands.close()
 
     def on_activate(self, state):
         self.hold_pending = self._p("hold_on_activate")

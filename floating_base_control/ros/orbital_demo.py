@@ -17,6 +17,7 @@ ROS-free demo (``experiments/orbital/tasks.py``), and judges the result on the s
 import os
 import signal
 import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -41,7 +42,7 @@ from floating_base_control.experiments.orbital.scenario import (Log, OrbitalScen
 from floating_base_control.ros.messages import (fill_pose_msg, g_from_pose_msg, seconds_to_stamp, stamp_to_seconds,
                                                 twist_from_msg)
 from floating_base_control.ros.params import CARTESIAN_AXES
-from floating_base_control.ros.processes import die_with_parent
+from floating_base_control.processes import die_with_parent
 from floating_base_control.ros.runtime import local_env, node_command
 
 DEFAULT_DOMAIN = 61
@@ -139,18 +140,27 @@ class TaskClient:
         t, g1, q = self.recorder.truth()
         s = self.settings
         if self.task == "trajectory" and t >= s.trajectory_start_s:
-            self._send_trajectory(t)
+            self._send_trajectory()
         elif self.task == "end-effector" and self.switched is None and t >= s.ee_start_s:
             self.switched = self.parameters.set_parameters([Parameter("task", value="end_effector")])
         elif self.switched is not None and self.switched.done():
             self._send_target(g1, q)
 
-    def _send_trajectory(self, t):
+    def _now(self):
+        """This process' clock (the nodes' and the simulator's stamps' clock) in seconds of the log (from its
+        first sample): the recorder's latest sample is older, by however late this process takes it."""
+        return self.recorder.get_clock().now().nanoseconds * 1e-9 - self._t0()
+
+    def _t0(self):
+        return stamp_to_seconds(self.recorder.samples[0][0].header.stamp)
+
+    def _send_trajectory(self):
         from floating_base_control.experiments.orbital.tasks import waypoints
         points = waypoints(self.settings, self.q0, self.q_d)
         msg = JointTrajectory(joint_names=list(self.model.joint_names))
         lead = 0.1                          # stamped a little ahead: the start is then the stamp, known here
-        msg.header.stamp = seconds_to_stamp(self.recorder.get_clock().now().nanoseconds * 1e-9 + lead)
+        start = self._now() + lead
+        msg.header.stamp = seconds_to_stamp(start + self._t0())
         for w in points:
             point = JointTrajectoryPoint(positions=w.positions.tolist(), velocities=w.velocities.tolist(),
                                          accelerations=w.accelerations.tolist())
@@ -158,7 +168,7 @@ class TaskClient:
             point.time_from_start.nanosec = int(round((w.time_from_start % 1) * 1e9))
             msg.points.append(point)
         self.trajectory_pub.publish(msg)
-        self.reference.command(t + lead, points)
+        self.reference.command(start, points)
         self.done = True
 
     def _send_target(self, g1, q):
@@ -169,8 +179,17 @@ class TaskClient:
         msg.header.frame_id = "world"
         fill_pose_msg(msg.pose, self.target)
         self.target_pub.publish(msg)
-        self.sent_at = self.recorder.truth()[0]
+        self.sent_at = self._now()           # unstamped: the controller starts its reference when it takes it
         self.done = True
+
+    def end_s(self, duration_s):
+        """When the run ends (s of the log): ``duration_s``, or for the end effector ``ee_hold_s`` after its
+        reference arrives, as in the ROS-free demo (the target goes out later here: the task switch is a
+        parameter change, answered over DDS)."""
+        from floating_base_control.experiments.orbital.tasks import ee_reach_s
+        if self.task != "end-effector" or self.target is None:
+            return duration_s
+        return max(duration_s, self.sent_at + ee_reach_s(self.settings) + self.settings.ee_hold_s)
 
     def evaluate(self, t, g1, q):
         """The ROS-free demo's task columns (``experiments.orbital.tasks.build``) from the ground truth."""
@@ -257,6 +276,17 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
     """
     scenario = scenario or OrbitalScenario()
     duration_s = scenario.duration_s
+    timing_log = dict(controller_overrides).get("timing_log")
+    with tempfile.TemporaryDirectory() as tmp:
+        if record and timing_log is None:       # the loop's statistics of the summary (ros_loop)
+            timing_log = os.path.join(tmp, "timing.csv")
+            controller_overrides = [*controller_overrides, ("timing_log", timing_log)]
+        return _run(scenario, duration_s, domain_id, params_file, controller_overrides, timeout_factor, progress,
+                    record, task, settings, timing_log)
+
+
+def _run(scenario, duration_s, domain_id, params_file, controller_overrides, timeout_factor, progress, record, task,
+         settings, timing_log):
     domain_id = int(domain_id if domain_id is not None else os.environ.get("FBC_ROS_DOMAIN", DEFAULT_DOMAIN))
     os.environ.update(local_env(domain_id))
     params_file = params_file or share_file("config/orbital_robot.yaml")
@@ -283,7 +313,7 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
                                                    [*controller_params, *controller_overrides]), env=env,
                                       preexec_fn=die_with_parent()))
         _wait_for(executor, lambda: recorder.controller_up, procs, "floating_base_controller")
-        while recorder.elapsed < duration_s:
+        while recorder.elapsed < (duration_s if client is None else client.end_s(duration_s)):
             executor.spin_once(timeout_sec=0.1)
             if client is not None:
                 client.step()
@@ -313,8 +343,33 @@ def run(scenario=None, domain_id=None, params_file=None, controller_overrides=()
     log = recorder.log(model, scenario, None if client is None else client.evaluate)
     summary = summarize(scenario, log, log["momentum"][0], status)
     if client is not None:
-        from floating_base_control.experiments.orbital.tasks import task_summary
+        from floating_base_control.experiments.orbital.tasks import ee_reach_s, hold_summary, task_summary
         summary.update(task_summary(task, log), task_settings=settings.to_dict())
+        if task == "trajectory":
+            summary["ros_tracking_rms_joint_error_deg"] = summary["tracking_rms_joint_error_deg"]
+        else:
+            arrival = None if client.target is None else client.sent_at + ee_reach_s(settings)
+            summary.update(hold_summary(scenario, arrival, client.target, log, settings))
     summary["transport"] = f"ROS 2 topics, Fast DDS shared memory, domain {domain_id}"
-    summary["loop_delay_s"] = None          # the DDS loop's own, not a modelled one
+    # the key is the delay a run was given (sim/loop.py); a DDS loop has none: what it measured is ros_loop
+    summary["loop_delay_s"] = None
+    if timing_log is not None and os.path.exists(timing_log):
+        summary["ros_loop"] = loop_statistics(timing_log, skip_s=2.0)
     return log, summary
+
+
+def loop_statistics(path, skip_s=0.0):
+    """The controller's loop as its per-tick timing log (``timing_log``) recorded it, after the first ``skip_s``
+    (start-up): ticks per second, tick period and compute time (to the command), the joint state's age at the
+    tick (from the simulator's stamp), ms.  The loop delay of a DDS loop is the age plus the compute time plus
+    the command's way to the simulator, which applies it at its next physics step."""
+    t, compute, age, _, _ = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2).T
+    keep = t >= t[0] + skip_s
+    t, compute, age = t[keep], 1e3 * compute[keep], 1e3 * age[keep]
+    periods = 1e3 * np.diff(t)
+    return {"ticks": int(t.size), "control_rate_hz": float((t.size - 1) / (t[-1] - t[0])),
+            "period_p50_ms": float(np.percentile(periods, 50)), "period_p99_ms": float(np.percentile(periods, 99)),
+            "period_max_ms": float(periods.max()), "compute_p50_ms": float(np.percentile(compute, 50)),
+            "compute_p99_ms": float(np.percentile(compute, 99)), "joint_state_age_mean_ms": float(np.nanmean(age)),
+            "joint_state_age_p99_ms": float(np.nanpercentile(age, 99)),
+            "joint_state_age_max_ms": float(np.nanmax(age))}

@@ -20,7 +20,7 @@ import threading
 from collections import deque
 
 from floating_base_control.planning.execution import refusal
-from floating_base_control.ros.processes import die_with_parent
+from floating_base_control.processes import die_with_parent
 
 #: Niceness added to the worker process (lower priority than the control loop).
 WORKER_NICENESS = 10

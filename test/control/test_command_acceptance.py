@@ -144,6 +144,38 @@ def test_a_replacement_mid_way_continues_from_the_reference_smoothly():
     assert np.allclose(r.sample(now + 1.5).q, q0 - 0.2, atol=1e-12)
 
 
+def test_a_plan_leaves_the_reference_as_it_is_and_taken_is_the_command():
+    """What the node checks off its tick (TrajectoryReference.plan in its worker) and takes at a tick."""
+    r, copy = reference(), reference()
+    q0 = r.sample(0.0).q
+    points = moveit_points(q0, (1.0, q0 + 0.3), (2.0, q0 + 0.5))
+    planned = r.plan(0.5, points, now=0.5)
+    assert np.array_equal(dense(r, 0.0, 3.0, 301), np.tile(q0, (301, 1)))        # nothing taken
+    r.take(planned)
+    copy.command(0.5, points, now=0.5)
+    assert np.array_equal(dense(r, 0.0, 3.0, 301), dense(copy, 0.0, 3.0, 301))
+
+
+def test_a_zero_stamped_plan_taken_later_starts_then_if_the_reference_stayed_at_rest_else_at_its_stamp():
+    """A check that took 35 ms: from rest the motion is not shortened (a 35 ms jump along it); from a moving
+    reference the trajectory keeps its start (JTC's stamp in the past), continuing the reference smoothly."""
+    r = reference()
+    q0 = r.sample(0.0).q
+    points = moveit_points(q0, (1.0, q0 + 0.3), (2.0, q0 + 0.5))
+    planned = r.plan(0.5, points, now=0.5)
+    r.take(planned, now=0.535)
+    assert np.array_equal(r.sample(0.535).q, q0)
+    assert np.allclose(r.sample(1.535).q, q0 + 0.3, atol=1e-12) and np.allclose(r.sample(2.535).q, q0 + 0.5)
+    assert np.allclose(r.sample(2.0).q, planned.sample(2.0 - 0.035).q, atol=1e-15)
+
+    state = r.sample(1.2)
+    moving = r.plan(1.2, [Waypoint(0.0, state.q, state.qdot, state.qddot), Waypoint(1.5, q0, ZERO, ZERO)], now=1.2)
+    r.take(moving, now=1.235)
+    assert np.allclose(r.sample(2.7).q, q0, atol=1e-12)                 # 1.5 s after its stamp, not after 1.235
+    left, right = r.sample(1.2 - 1e-9), r.sample(1.2 + 1e-9)
+    assert np.allclose(left.q, right.q, atol=1e-7) and np.allclose(left.qdot, right.qdot, atol=1e-5)
+
+
 # -- the path against the limits --------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ import pytest
 from floating_base_control.cli import main
 from floating_base_control.cli import campaign as command
 from floating_base_control.experiments.orbital.campaign import campaign_row, run_seed
-from floating_base_control.ros.processes import die_with_parent
+from floating_base_control.processes import die_with_parent
 
 ARGS = ["campaign", "orbital", "--scenario", "realistic", "--runs", "2", "--seed", "7", "--controllers",
         "pd,tau2i", "--duration", "0.3"]

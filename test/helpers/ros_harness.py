@@ -31,7 +31,7 @@ from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from floating_base_control.ros.processes import die_with_parent  # noqa: E402
+from floating_base_control.processes import die_with_parent  # noqa: E402
 from floating_base_control.ros.runtime import LOCAL_DDS, local_env  # noqa: E402
 
 os.environ.update(LOCAL_DDS)       # any participant of this process (clients, in-process nodes): shared memory only
@@ -89,7 +89,7 @@ def release_domains(prefix):
 def popen(args, domain):
     """Start ``args`` in ROS domain ``domain`` (holding its lock), in a process group of its own
     (what a terminal or ``ros2 launch`` signals as a whole) that ends when this process ends, killed or
-    not (:func:`~floating_base_control.ros.processes.die_with_parent`), output captured in a file (:func:`output`):
+    not (:func:`~floating_base_control.processes.die_with_parent`), output captured in a file (:func:`output`):
     a pipe read only at the end fills with 64 kB of log, a node's warning a second for four minutes,
     and then blocks the node in its next write."""
     locks = [fd for d, fd in _taken.values() if d == domain]

@@ -23,6 +23,9 @@ def test_ros_demo_runs_the_given_scenario_and_reports():
     assert log["dq_norm_deg"][-1] < 0.5 * log["dq_norm_deg"][0]          # converging to that set-point
     assert summary["momentum_drift_rel"] < 1e-9
     assert "shared memory" in summary["transport"]
+    # no modelled delay over DDS: the loop the controller measured (its per-tick log, after 2 s of start-up)
+    assert summary["loop_delay_s"] is None and summary["ros_loop"]["ticks"] > 100
+    assert 0 < summary["ros_loop"]["period_p50_ms"] < summary["ros_loop"]["period_max_ms"]
 
 
 def test_what_a_ros_run_cannot_honour_is_refused_by_name():

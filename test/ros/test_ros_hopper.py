@@ -1,4 +1,5 @@
 """hopper_sim + hopper_controller as two processes with config/hopper.yaml ([Feurstein2021], Exp VI)."""
+import os
 from dataclasses import fields
 from pathlib import Path
 
@@ -25,8 +26,9 @@ from floating_base_control.resources import hopper_urdf  # noqa: E402
 CONFIG = str(Path(__file__).resolve().parents[2] / "config" / "hopper.yaml")
 
 
-#: Simulated time the ROS run must cover: past 3.4-9.4 s, where the hopper used to blow up.
-HOPPED = 10.0
+#: Simulated time the ROS run must cover: past 3.4-9.4 s, where the hopper used to blow up (``FBC_HOPPER_RUN_S``:
+#: a longer run by hand, e.g. issue 24's 20 s).
+HOPPED = float(os.environ.get("FBC_HOPPER_RUN_S", 10.0))
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +106,7 @@ def test_the_hopper_hops_over_ros_as_the_in_process_loop_bit_for_bit(hopper):
     however long it took to come up).  A step on one stale command, one tick late, would show as ~1e-7 m.
     The loop hops: no fall, a flight every ~0.39 s (51 in 20 s, docs/HOPPER.md), forward."""
     assert hopper.wait_for(lambda: hopper.odometry and ns(hopper.odometry[-1]) >= HOPPED * 1e9,
-                           timeout=60.0 + 20.0 * HOPPED), "the simulation did not reach 10 s"
+                           timeout=60.0 + 20.0 * HOPPED), f"the simulation did not reach {HOPPED:g} s"
     # the states the client received (a difference of 1e-16 anywhere grows, in this gait, to millimetres
     # within seconds)
     ros = {ns(o): o.pose.pose.position for o in hopper.odometry}
@@ -119,7 +121,7 @@ def test_the_hopper_hops_over_ros_as_the_in_process_loop_bit_for_bit(hopper):
             compared += 1
     assert compared == len(ros.keys() & set(stamps))
     assert min(z) > 0.09 and max(z) < 0.3, (min(z), max(z))              # hopping, not fallen, not thrown
-    assert 24 <= flights(stamps, force) <= 27, flights(stamps, force)
+    assert 2.4 * HOPPED <= flights(stamps, force) <= 2.7 * HOPPED, flights(stamps, force)
     speed = (x[-1] - x[0]) / HOPPED
     assert 0.15 < speed < 0.3, speed
     received = {ns(f): f.wrench.force.z for f in hopper.force}

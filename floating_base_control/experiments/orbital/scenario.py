@@ -160,7 +160,7 @@ def run(scenario, progress=None, motion=None, evaluate=None, until=None):
                              latency_jitter_s=scenario.pose_latency_jitter_s, dropout=scenario.pose_dropout)
     gains = ShapeGains(scenario.stiffness, scenario.damping, integral_gains(scenario))
     controller = OrbitalController(model, scenario.q_d, gains, scenario.observer, scenario.compensation,
-                                   motion=motion)
+                                   motion=motion, control_period=1.0 / scenario.control_rate_hz)
     q0 = np.array(scenario.q0, dtype=float)
     mu0 = np.r_[np.deg2rad(scenario.mu0_omega_deg_s), scenario.mu0_v]
     plant.set_state(np.eye(4), q0, mu0, np.zeros(truth_model.n))   # qdot = 0: V1 = mu

@@ -207,15 +207,16 @@ def run_task(scenario, task, settings=None, progress=None):
     log, summary = orbital.run(scenario, progress, motion=motion, evaluate=evaluate)
     summary.update(task_summary(task, log), task_settings=settings.to_dict())
     if task == "end-effector":
-        summary.update(hold_summary(scenario, motion.second, log, settings))
+        ee = motion.second
+        summary.update(hold_summary(scenario, ee.reference.end_time if ee.target is not None else None, ee.target,
+                                    log, settings))
     return log, summary
 
 
-def hold_summary(scenario, ee, log, settings):
-    """How long the physics allows the target to be held (``analysis/hold.py``), from the simulator's shape
-    and momentum when the reference reaches the target, on the plant's model; and whether the run's final
-    second lies within that hold."""
-    arrival = ee.reference.end_time if ee.target is not None else None
+def hold_summary(scenario, arrival, target, log, settings):
+    """How long the physics allows ``target`` to be held (``analysis/hold.py``), from the simulator's shape
+    and momentum when the reference reaches it (``arrival``, s of the log; ``None``: no target), on the plant's
+    model; and whether the run's final second lies within that hold."""
     out = {"ee_reference_arrival_s": arrival, "ee_hold_possible_s": None, "ee_hold_limit": None,
            "ee_final_window_within_hold": None}
     if arrival is None or arrival > log["t"][-1] or settings.ee_hold_horizon_s <= 0:
@@ -223,7 +224,7 @@ def hold_summary(scenario, ee, log, settings):
     i = int(np.searchsorted(log["t"], arrival))
     plant_model = FloatingBaseModel.from_urdf(scenario.urdf or orbital_robot_urdf())
     h = log["momentum"][i]
-    hold = hold_motion(plant_model, settings.ee_frame, log["q"][i], ee.target, h, settings.ee_hold_horizon_s)
+    hold = hold_motion(plant_model, settings.ee_frame, log["q"][i], target, h, settings.ee_hold_horizon_s)
     return {"ee_reference_arrival_s": float(arrival), "ee_hold_possible_s": float(hold.duration_s),
             "ee_hold_limit": hold.reason, "ee_com_speed_m_s": com_speed(plant_model, h),
             "ee_final_window_within_hold": bool(log["t"][-1] <= arrival + hold.duration_s)}

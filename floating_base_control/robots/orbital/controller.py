@@ -31,6 +31,7 @@ from floating_base_control.control.limits import saturated_sum
 from floating_base_control.control.motion_task import MotionTask
 from floating_base_control.control.setpoint import TaskController, check_setpoint
 from floating_base_control.control.shape import CompensationTorques, compensation_law
+from floating_base_control.control.stability import smallest_joint_inertias
 
 _ZERO_TWIST = np.zeros(6)
 _ZERO_TWIST.flags.writeable = False
@@ -122,10 +123,11 @@ class OrbitalController:
     """
 
     def __init__(self, model, q_d, shape_gains, observer_gains=None, compensation="tau2",
-                 torque_limits=None, motion=None):
+                 torque_limits=None, motion=None, control_period=1e-3):
         self.model = model
         self.ws = model.create_data()
-        self.task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits)
+        self.task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits,
+                                   inertia=smallest_joint_inertias(model), control_period=control_period)
         self.q_d = q_d
         self.shape_gains = shape_gains
         self.observer = MomentumObserver(observer_gains or ObserverGains())

@@ -95,6 +95,12 @@ def load_robot(urdf="", arm_urdf="", spacecraft=Spacecraft(), locked=None, mimic
     return FloatingBaseModel.from_urdf_string(xml, source=f"{arm_urdf} on a spacecraft"), arm_urdf
 
 
+def robot_model(options):
+    """The model of :func:`load_robot` with ``options`` (its keyword arguments): what a background worker
+    (``floating_base_control/background.py``) builds for the controller node's checks."""
+    return load_robot(**options)[0]
+
+
 def _numbers(v):
     return " ".join(repr(float(x)) for x in v)
 
