@@ -23,7 +23,7 @@ from scipy.interpolate import RegularGridInterpolator
 from floating_base_control import validation as check
 from floating_base_control.dynamics.centroidal import center_of_mass, inertia_at_com
 from floating_base_control.dynamics.curvature import curvature_pairs
-from floating_base_control.kinematics import mechanical_connection, shape_kinematics
+from floating_base_control.kinematics import shape_kinematics
 from floating_base_control.analysis.reconstruction import connections, poses_along
 from floating_base_control.conventions import swap_columns
 from floating_base_control.lie import Ad, Ad_inv, exp, log

@@ -5,7 +5,6 @@ on the simulator's ground truth.  The planner runs in the node's worker process 
 while it plans, the control loop goes on (the lockstep simulator would stand still otherwise)."""
 import math
 
-import numpy as np
 import pytest
 
 ros_harness = pytest.importorskip("helpers.ros_harness")

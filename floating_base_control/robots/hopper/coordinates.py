@@ -112,7 +112,8 @@ def line_coordinates(J_f, A, M, p_f, m, g1, V1, qdot, locked, J_int, J_d, vector
     connection, rows ``[v; omega]``; ``M``: the CRBA at the base identity (the CoM, and the coupling inertia
     ``M_bq`` whose linear rows are ``m J_c``); ``m``: the mass; ``(g1, V1)``: base pose and body twist; ``qdot``.
     """
-    R, p, pf, c = rotation_of(g1), (g1[0, 3], g1[1, 3], g1[2, 3]), (p_f[0], p_f[1], p_f[2]), com_from_coupling(M[3:6, :3], m)
+    R, p, pf = rotation_of(g1), (g1[0, 3], g1[1, 3], g1[2, 3]), (p_f[0], p_f[1], p_f[2])
+    c = com_from_coupling(M[3:6, :3], m)
     omega, v = (V1[0], V1[1], V1[2]), (V1[3], V1[4], V1[5])
     height = foot_height(R, p, pf)
     height_rate = foot_height_rate(R, omega, v, pf, columns_times(J_f, qdot))
