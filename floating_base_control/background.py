@@ -81,10 +81,11 @@ def _run(function, context, with_context, args):
 class Worker:
     """A child process running jobs (module doc); ``setup``: ``"module:function"`` that builds the context from
     ``setup_args`` (picklable) in the worker, or ``None``; ``here``: the context for jobs run in this process
-    while the worker is not up, or ``None`` (they wait for it)."""
+    while the worker is not up, or ``None`` (they wait for it); ``niceness``: added to the worker's (a lower
+    priority than ordinary work, for long jobs such as planning)."""
 
-    def __init__(self, setup=None, *setup_args, here=None):
-        self.setup, self.setup_args, self.here = setup, setup_args, here
+    def __init__(self, setup=None, *setup_args, here=None, niceness=0):
+        self.setup, self.setup_args, self.here, self.niceness = setup, setup_args, here, niceness
         self.process = self.connection = None
         self.up = False                  # the worker has built its context
         self.jobs = {}                   # id -> Job, submitted and not yet done
@@ -99,8 +100,9 @@ class Worker:
         child_reads, parent_writes = os.pipe()
         # one core's worth of work: no thread pool of BLAS beside the loop
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        self.process = subprocess.Popen([sys.executable, "-m", "floating_base_control.background", str(child_reads),
-                                         str(child_writes), str(os.getpid())], pass_fds=(child_reads, child_writes),
+        args = (child_reads, child_writes, os.getpid(), self.niceness)
+        self.process = subprocess.Popen([sys.executable, "-m", "floating_base_control.background", *map(str, args)],
+                                        pass_fds=(child_reads, child_writes),
                                         env=env, stdin=subprocess.DEVNULL,
                                         # a Ctrl-C or SIGTERM to the parent's process group is the parent's to
                                         # handle: it reached the worker while it imported (a KeyboardInterrupt)
@@ -187,7 +189,7 @@ class _Pipe:
         self.writer.close()
 
 
-def _serve(read_fd, write_fd, parent):
+def _serve(read_fd, write_fd, parent, niceness):
     """The worker process (in a process group of its own): ordinary scheduling, ends with its parent; builds the
     context, then answers jobs in order until its parent closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -196,6 +198,7 @@ def _serve(read_fd, write_fd, parent):
         return
     if sys.platform.startswith("linux"):
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))     # not the loop's real-time priority
+    os.nice(niceness)
     pipe = _Pipe(read_fd, write_fd)
     setup, setup_args = pipe.recv()
     context = failed = None
@@ -218,4 +221,4 @@ def _serve(read_fd, write_fd, parent):
 
 if __name__ == "__main__":         # as the package's module: what it sends back is pickled by that name
     from floating_base_control import background
-    background._serve(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    background._serve(*map(int, sys.argv[1:5]))

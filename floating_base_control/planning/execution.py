@@ -18,7 +18,7 @@ plan's joint trajectory with the compensation of [Mishra2023] eq. 45).  Given a 
   an attitude at an instant, the plan's end (the base drifts on afterwards): the corrections are the cycles'.
 * **Off the tick.**  Planning never runs in :meth:`ReorientTask.torque`: requests go to a planner object with
   ``submit(request)`` and ``poll(t)`` (results ready by ``t``), which a node runs in a worker process
-  (``ros/planner_worker.py``) and the ROS-free scenario in the caller's thread between ticks (:class:`SynchronousPlanner`,
+  (``planning/worker.py``) and the ROS-free scenario in the caller's thread between ticks (:class:`SynchronousPlanner`,
   optionally delaying results by a fixed latency, as a worker would deliver them).  The tick keeps tracking the
   running plan meanwhile; a plan from rest with momentum starts at a set time (``start_delay_s`` after the
   request), without momentum as soon as it is ready (the base is still meanwhile).
@@ -220,7 +220,7 @@ class PlanReference:
 class ReorientTask:
     """Turn the base to a target attitude with joint loops (module doc); a motion task of ``OrbitalController``.
 
-    ``planner``: an object with ``submit`` and ``poll`` (:class:`SynchronousPlanner`, ``ros/planner_worker.py``'s ``BackgroundPlanner``);
+    ``planner``: an object with ``submit`` and ``poll`` (:class:`SynchronousPlanner`, ``planning/worker.py``'s ``BackgroundPlanner``);
     ``q0``: the shape held until the first plan.  ``gains``: the tracking gains (:class:`~..control.shape.ShapeGains`);
     default: each plan's (:class:`PlanResult`, from its start), ``q0``'s until then, for ``control_period``.  :meth:`command` sets a target; :attr:`status`, :meth:`progress` and :attr:`log` say how it goes.
     """

@@ -15,7 +15,7 @@ Publishes   ``~/tracking_error`` (std_msgs/Float64MultiArray: ``q - q_r`` in the
             state, progress and result, WARN while a target is refused).
 
 The reorientation (``planning/execution.py``'s :class:`ReorientTask`, docs/REORIENTATION.md) plans in a worker
-process (``planner_worker.py``, started with the task): the tick only queues requests and takes results; a
+process (``planning/worker.py``, started with the task): the tick only queues requests and takes results; a
 target the planner cannot reach within the limits is refused with its reason, as the commands below are.
 
 A refused command (unknown, repeated or missing joints, wrong lengths, non-finite values, a path
@@ -201,7 +201,7 @@ class MotionCommands:
         """The reorientation from the measured shape, planning in the worker process (started once)."""
         p, period = self.node._p, 1.0 / self.node._p("control_rate_hz")
         if self.planner is None:
-            from floating_base_control.ros.planner_worker import BackgroundPlanner
+            from floating_base_control.planning.worker import BackgroundPlanner
             self.planner = BackgroundPlanner(self.model, {"max_cycles": int(p("reorient.max_cycles")),
                                                           "margin": p("reorient.margin")}, period)
         self.refusals_shown = 0

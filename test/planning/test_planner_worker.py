@@ -1,4 +1,4 @@
-"""The node's planner in a worker process (``ros/planner_worker.py``, ROS-free): what it answers, and that a task
+"""The node's planner in a worker process (``planning/worker.py``, ROS-free): what it answers, and that a task
 waiting on it is never left waiting when the process ends."""
 import math
 import time
@@ -10,7 +10,7 @@ from floating_base_control import FloatingBaseModel
 from floating_base_control.planning import execution as ex
 from floating_base_control.planning import reorientation as ro
 from floating_base_control.resources import share_file
-from floating_base_control.ros.planner_worker import BackgroundPlanner
+from floating_base_control.planning.worker import BackgroundPlanner
 
 #: Wall seconds at most for an answer: a loaded machine must not decide the verdict.
 TIMEOUT = 300.0
@@ -39,13 +39,13 @@ def test_the_worker_answers_and_a_worker_that_ended_refuses_what_it_did_not_answ
         (result,) = answers(planner)
         assert result.plan_id == -1 and result.summary["reason"] == "plan 7 is not the planner's (any more)"
         planner.submit(request(1, "plan", ro.rotation_from_axis_angle((0, 0, 1), math.radians(90))))
-        planner.process.kill()                       # while it plans
+        planner.worker.process.kill()                # while it plans
         (result,) = answers(planner)
         assert result.request.id == 1 and result.plan_id == -1
-        assert result.summary["reason"].startswith("the planner's process ended (exit code -9")
+        assert result.summary["reason"].startswith("the planner: the background worker ended")
         planner.submit(request(2, "remainder", plan_id=7))      # a new worker
         (result,) = answers(planner)
         assert result.request.id == 2 and "not the planner's" in result.summary["reason"]
     finally:
         planner.close()
-    assert planner.process.poll() is not None          # close() ended it
+    assert planner.worker.process is None               # close() ended it

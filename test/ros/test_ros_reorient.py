@@ -1,7 +1,7 @@
 """The reorientation over ROS 2 (issue 27): floating_base_controller with ``task: reorient`` and mujoco_sim as its
 hardware, in lockstep on the simulator's clock, driven as a robot stack would: a ``QuaternionStamped`` on
 ``~/base_attitude_target``, the progress and the result read on ``~/reorientation`` and ``/diagnostics``, judged
-on the simulator's ground truth.  The planner runs in the node's worker process (``ros/planner_worker.py``):
+on the simulator's ground truth.  The planner runs in the node's worker process (``planning/worker.py``):
 while it plans, the control loop goes on (the lockstep simulator would stand still otherwise)."""
 import math
 

@@ -145,7 +145,7 @@ boundary the observer's attitude estimate (never the simulator's truth) goes to 
 the attitude at the boundary along the running plan and lands the remaining cycles anew, continuing at the
 same velocity; at the end, at rest, the averaged estimate is compared with the target and a correction is
 planned above 0.05 deg.  The planner never runs in the control tick: the node runs it in a worker process
-(`ros/planner_worker.py`), the tick only queues requests and takes results.
+(`planning/worker.py`), the tick only queues requests and takes results.
 
 ## Over ROS 2
 
