@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from floating_base_control.cli import campaign, ccf, demo, gait, inspect, integrability, plan, stability, sweep
+from floating_base_control.cli._run import ForgivingStdout
 from floating_base_control.validation import debugging, one_line
 
 COMMANDS = [inspect, demo, sweep, campaign, gait, ccf, integrability, stability, plan]
@@ -37,16 +38,18 @@ def main(argv=None):
         command.register(sub)
     args = parser.parse_args(argv)
     prog = args.prog
+    stdout = sys.stdout
+    sys.stdout = ForgivingStdout(stdout)      # `fbc ... | head`: the run goes on and writes its results
     try:
         args.func(args)
-    except BrokenPipeError:          # `fbc ... | head`
-        sys.stderr.close()
     except Exception as exc:
         if debugging():
             raise
         parser.exit(*failure(exc, prog))
     except KeyboardInterrupt:
         parser.exit(130, f"{prog}: interrupted\n")
+    finally:
+        sys.stdout = stdout
 
 
 def failure(exc, prog):

@@ -57,6 +57,14 @@ count = number(int, 0)
 positive_count = number(int, 1)
 
 
+def probability(text):
+    """argparse type: a probability below 1 (``0 <= p < 1``)."""
+    value = non_negative(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"must be < 1, got {text!r}")
+    return value
+
+
 def writable_dir(text):
     """argparse type: a directory that exists and is writable or that can be created (checked before
     a run, which would otherwise fail at its end); created by the command."""
