@@ -30,12 +30,18 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
 
-def main(argv=None):
+def build_parser():
+    """The ``fbc`` parser, every command's subparser in it."""
     parser = Parser(prog="fbc", description="floating_base_control: dynamics, "
                     "estimation and control of floating-base robots")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     prog = args.prog
     stdout = sys.stdout

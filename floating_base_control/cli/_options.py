@@ -134,6 +134,21 @@ def add_gait(p):
                    "(only matters with --mu; default 2)")
 
 
+def _circle_only(args):
+    return None if args.circle is not None else \
+        "applies to --circle (the Sec. V-B gait starts where the paper's does, a --path where its first row is)"
+
+
+def gait_checks(period_applies):
+    """The gait options' applicability (``_table.refuse``): the circle's options without a circle, or
+    ``--period`` where nothing is timed, change nothing."""
+    return {"start_angle": ("--start-angle", _circle_only, 180.0),
+            "clockwise": ("--clockwise", _circle_only, False),
+            "samples": ("--samples", lambda a: "applies to a circle (--circle or the Sec. V-B one): a --path has its "
+                        "own samples" if a.path is not None else None, 512),
+            "period": ("--period", period_applies, 2.0)}
+
+
 def add_output(p, name):
     p.add_argument("--out", default=f"out/{name}", metavar="DIR", type=writable_dir,
                    help=f"directory for {name}.json and {name}.png (default out/{name})")

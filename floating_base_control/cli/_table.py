@@ -29,8 +29,9 @@ class Option:
     ``kind``: ``value`` (``type``, ``nargs``, ``choices`` as argparse takes them), ``switch`` (a flag,
     ``true``/``false`` in a file), ``joints`` (``JOINT=VALUE`` pairs; a file's mapping of joint to value,
     stored as a dict) or ``mapping`` (a file's mapping, checked by ``check(mapping, where)``; on the command
-    line ``NAME=VALUE`` pairs); a file-only ``value`` with ``check`` is read by ``check(value, where)``.  ``default``: a value or a function of the resolved configuration (earlier
-    rows first); ``None`` leaves it to the command.  ``applies(config)``: ``None`` where the option applies,
+    line ``NAME=VALUE`` pairs); a file-only ``value`` with ``check`` is read by ``check(value, where)``.
+    ``default``: a value, or a function of the configuration with the plain defaults resolved; ``None`` leaves
+    it to the command.  ``applies(config)``: ``None`` where the option applies,
     else the reason it changes nothing there.  ``in_file``: a run setting (output, ``--config`` itself) is
     not a scenario parameter and is neither read from nor written to the file."""
 
@@ -182,9 +183,12 @@ def resolve(table, args, file_values=None, file_name=None):
             config[o.key], asked[o.key] = _from_command_line(o, value), o.name
         elif o.key in file_values:
             config[o.key], asked[o.key] = file_values[o.key], f"{file_name}: {o.key}"
+    computed = [o for o in table if o.key not in config and callable(o.default)]
     for o in table:
-        if o.key not in config:
-            config[o.key] = o.default(config) if callable(o.default) else o.default
+        if o.key not in config and not callable(o.default):
+            config[o.key] = o.default
+    for o in computed:            # after the plain ones, which they may read
+        config[o.key] = o.default(config)
     for o in table:
         reason = o.applies(config) if (o.key in asked and o.applies) else None
         if reason:

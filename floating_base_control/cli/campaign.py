@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from floating_base_control.cli._options import count, positive, positive_count, writable_dir
+from floating_base_control.cli._table import refuse
 
 
 def register(sub):
@@ -47,8 +48,14 @@ def local_cluster(workers):
                         dashboard_address=None)
 
 
+CHECKS = {"pose_position": ("--pose-position", lambda a: None if a.scenario == "realistic" else
+                            "applies to the realistic scenario (the ideal one's pose source gives the position)",
+                            False)}
+
+
 def run(args):
     from distributed import Client, as_completed
+    refuse(CHECKS, args)
 
     from floating_base_control.experiments.orbital import campaign as mc
     from floating_base_control.results import write_json

@@ -493,7 +493,7 @@ def build(config, out):
         from floating_base_control.experiments.orbital.realistic import realistic_scenario
         dispersions = {k: tuple(v) if isinstance(v, list) else v for k, v in (config["dispersions"] or {}).items()}
         conditions = replace(REALISTIC, pose_position=config["pose_position"], **dispersions)
-        scenario = realistic_scenario(config["seed"], conditions, **common)
+        scenario = realistic_scenario(common.pop("seed"), conditions, **common)
     else:
         noise = 1e-3 * config["pose_noise"]
         scenario = OrbitalScenario(urdf=None if own else urdf_path, pose_rate_hz=config["pose_rate"],

@@ -8,6 +8,7 @@ when MuJoCo can load them, else the primitives), and bodies without any get a st
 each child), so any robot shows.  Frames are the logged states nearest each frame's time (no interpolation).
 """
 import os
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import mujoco
@@ -20,7 +21,7 @@ from floating_base_control.validation import ModelError
 
 BASE_RGBA = (0.85, 0.65, 0.25, 1.0)       #: the floating base (a spacecraft's gold foil, a hopper's trunk)
 LINK_RGBA = (0.70, 0.74, 0.80, 1.0)
-STICK_RADIUS = 0.02                        #: m, of a stick figure's capsules
+STICK_RADIUS = 0.02                        #: of a stick figure's capsules, relative to the robot's size
 
 
 class VideoError(RuntimeError):
@@ -60,7 +61,7 @@ class Scene:
     def __init__(self, urdf_path, size, floor=False, gravity=(0.0, 0.0, 0.0)):
         self.width, self.height = size
         model = FloatingBaseModel.from_urdf(urdf_path, gravity=gravity)
-        self.mj = _compile(model, urdf_path, size, floor)
+        self.mj, extent = _compile(model, urdf_path, size, floor)
         self.plant = MujocoPlant(self.mj, model.joint_names)
         self.data = self.plant.data
         self.floor = floor
@@ -73,7 +74,7 @@ class Scene:
         self.option, self.perturb = mujoco.MjvOption(), mujoco.MjvPerturb()
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
-        self.camera.distance = (1.2 if floor else 2.5) * self.mj.stat.extent
+        self.camera.distance = (3.5 if floor else 1.8) * extent
         self.camera.azimuth, self.camera.elevation = (90.0, -5.0) if floor else (135.0, -25.0)
         self.pixels = np.zeros((self.height, self.width, 3), dtype=np.uint8)
         self.height_seen = None
@@ -102,9 +103,12 @@ class Scene:
 
 
 def _compile(model, urdf_path, size, floor):
-    """The MuJoCo model to draw: the URDF's geometry (meshes, else primitives), sticks where a body has none, a
-    free base, lights, and space or a floor."""
+    """``(MuJoCo model, the robot's size)`` to draw: the URDF's geometry (meshes, else primitives), sticks where a
+    body has none, a free base, lights, and space or a floor."""
     xml = model.description.urdf if model.description is not None else Path(urdf_path).read_text()
+    tree = ET.fromstring(xml)           # MuJoCo's URDF import drops visuals unless told not to
+    ET.SubElement(ET.SubElement(tree, "mujoco"), "compiler", discardvisual="false")
+    xml = ET.tostring(tree, encoding="unicode")
     base_dir, source = Path(urdf_path).parent, str(urdf_path)
     try:
         spec_from_urdf_string(xml, "meshes", base_dir, source).compile()
@@ -114,6 +118,7 @@ def _compile(model, urdf_path, size, floor):
     spec = spec_from_urdf_string(xml, geometry, base_dir, source)
     spec.compiler.discardvisual = False
     spec.option.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    extent = _extent(spec)
     root = spec.worldbody.first_body()
     root.add_freejoint(name="base_free_joint")
     for body in spec.bodies:
@@ -124,7 +129,7 @@ def _compile(model, urdf_path, size, floor):
             geom.rgba = color
             geom.contype = geom.conaffinity = 0
         if not body.geoms:
-            _stick_figure(body, color)
+            _stick_figure(body, color, STICK_RADIUS * extent)
     spec.visual.global_.offwidth, spec.visual.global_.offheight = size
     spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
     spec.visual.headlight.diffuse = [0.6, 0.6, 0.6]
@@ -138,19 +143,27 @@ def _compile(model, urdf_path, size, floor):
         spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], material="grid",
                                 contype=0, conaffinity=0)
     try:
-        return spec.compile()
+        return spec.compile(), extent
     except ValueError as exc:
         raise ModelError(f"MuJoCo cannot compile the scene of {source}: {exc}") from None
 
 
-def _stick_figure(body, rgba):
+def _stick_figure(body, rgba, radius):
     """A sphere at ``body``'s origin and a capsule to each child's: a body without geometry still shows."""
-    body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[1.5 * STICK_RADIUS, 0, 0], rgba=rgba,
-                  contype=0, conaffinity=0)
+    body.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[1.5 * radius, 0, 0], rgba=rgba, contype=0, conaffinity=0)
     for child in body.bodies:
         if np.linalg.norm(child.pos) > 1e-6:
-            body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, fromto=[0, 0, 0, *child.pos], size=[STICK_RADIUS, 0, 0],
+            body.add_geom(type=mujoco.mjtGeom.mjGEOM_CAPSULE, fromto=[0, 0, 0, *child.pos], size=[radius, 0, 0],
                           rgba=rgba, contype=0, conaffinity=0)
+
+
+def _extent(spec):
+    """The robot's size, m: MuJoCo's extent of its geometry, or the largest distance of a body's origin from the
+    root's at the zero shape if larger."""
+    model = spec.copy().compile()
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    return max(float(np.linalg.norm(data.xpos[1:] - data.xpos[1], axis=1).max()), float(model.stat.extent), 0.1)
 
 
 def _gl_context(width, height):

@@ -75,7 +75,7 @@ def plot_orbital(out_dir, log, summary):
     a.semilogy(t, np.maximum(log["dq_norm_deg"], 1e-6))
     a.axhline(0.1, color="gray", ls=":", label="0.1 deg")
     a.set_ylabel(r"joint error $|q - q_d|$ [deg]")
-    a.set_title(f"{title}: {verdict_text(summary)}", fontsize=10)
+    a.set_title(f"{title}\n{verdict_text(summary)}", fontsize=10)
     a.legend()
     if unobservable:
         limits = summary["convergence_thresholds"]
@@ -89,9 +89,9 @@ def plot_orbital(out_dir, log, summary):
         u = axes[2]
         u.plot(t, log["eps_pos_norm"], color="gray", label="position error [m]")
         u.plot(t, log["mu_e_v_norm"], color="gray", ls="--", label="linear velocity error [m/s]")
-        u.set_ylabel("not estimated")
-        u.set_title("unobservable with an attitude-only sensor: base position and linear velocity (not estimated, "
-                    "not judged; tau_hat_2 does not need them)", fontsize=9)
+        u.set_ylabel("error of what is not estimated")
+        u.set_title("unobservable with an attitude-only sensor: the base position and linear velocity\n(not "
+                    "estimated, so not converging; not judged; tau_hat_2 does not need them)", fontsize=9)
         u.legend(fontsize=8)
     else:
         b.semilogy(t, log["eps_norm"], label=r"pose error $|\epsilon|$ [rad, m]")
