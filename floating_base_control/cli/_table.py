@@ -12,6 +12,7 @@ is its flag without the dashes, ``-`` as ``_`` (``--pose-rate 50`` is ``pose_rat
 line, with the error naming the file and the key.
 """
 import argparse
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -116,7 +117,7 @@ def read_config(path, table):
     values = {}
     for key, value in data.items():
         if key not in known:
-            close = [k for k in known if k.replace("_", "") == str(key).replace("_", "").replace("-", "")]
+            close = difflib.get_close_matches(str(key).replace("-", "_"), known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else f"; the keys are {', '.join(known)}"
             raise InputError(f"{path}: unknown key {key!r}{hint}")
         if value is not None:

@@ -61,7 +61,7 @@ def run(args):
     s = opt.joint_vector(model, args.at, "--at") if args.at else shapes[0]
     names = model.joint_names
     report = {
-        "model": model.source, "joints": names, "samples": args.samples, "tol": args.tol,
+        "model": model.source, "joints": names, "samples": args.samples, "seed": args.seed, "tol": args.tol,
         "flat": scan.flat,
         "verdict": ("flat: the centroidal frame is a function of the shape (Prop. 4.1)" if scan.flat
                     else "not flat: the centroidal frame depends on the path of the shape"),
