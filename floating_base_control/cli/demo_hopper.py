@@ -11,7 +11,7 @@ from pathlib import Path
 from floating_base_control.cli import _run
 from floating_base_control.cli._options import finite_float, non_negative, positive, writable_dir
 from floating_base_control.cli._table import Option, add_options, read_config, resolve, write_config
-from floating_base_control.cli.demo_orbital import _video, _video_size
+from floating_base_control.cli.demo_orbital import _video, _video_size, render
 from floating_base_control.robots.hopper.contact import CONTACT_RULES
 from floating_base_control.validation import InputError
 
@@ -187,12 +187,8 @@ def run(args):
         write_log_csv(out / "timeseries.csv", log)
         files = [] if config["no_plots"] else plot(out, exp, log, summary)
         if config["video"]:
-            from floating_base_control.sim.video import render_run
-            a = log.arrays()
-            width, height = map(int, config["video_size"].split("x"))
-            seconds = render_run(out / "video.mp4", hopper_urdf_of(exp), a["t"], a["base_position"],
-                                 a["base_quaternion"], a["q"], speed=config["video_speed"], size=(width, height),
-                                 floor=True, gravity=(0.0, 0.0, -exp.gravity))
+            seconds = render(out / "video.mp4", hopper_urdf_of(exp), log.arrays(), config, floor=True,
+                             gravity=(0.0, 0.0, -exp.gravity))
             files.append(f"video.mp4 ({seconds:.1f} s, {1 / config['video_speed']:g} s per simulated second)")
     fell = f"fell at {summary['fell_at_s']:.2f} s" if summary["fell"] else "did not fall"
     print(f"{summary['duration_s']:.2f} s simulated: {summary['hops']} hops, {fell}, mean forward "

@@ -613,8 +613,18 @@ def write_results(out, log, summary):
 
 def write_video(path, urdf_path, log, config):
     """The run rendered by MuJoCo (``sim/video.py``), a camera following the robot."""
+    seconds = render(path, urdf_path, log, config)
+    print(f"wrote {path} ({seconds:.1f} s of video, {1 / config['video_speed']:g} s per simulated second)")
+
+
+def render(path, urdf_path, log, config, **scene):
+    """``sim/video.py``'s video of ``log`` (arrays of ``t``, ``base_position``, ``base_quaternion``, ``q``) with
+    the ``--video-*`` options of ``config``, with progress; returns its length, s."""
     from floating_base_control.sim.video import render_run
     width, height = map(int, config["video_size"].split("x"))
-    seconds = render_run(path, urdf_path, log["t"], log["base_position"], log["base_quaternion"], log["q"],
-                         speed=config["video_speed"], size=(width, height))
-    print(f"wrote {path} ({seconds:.1f} s of video, {1 / config['video_speed']:g} s per simulated second)")
+    progress = _run.Progress((log["t"][-1] - log["t"][0]) / config["video_speed"], unit="s of video rendered")
+    try:
+        return render_run(path, urdf_path, log["t"], log["base_position"], log["base_quaternion"], log["q"],
+                          speed=config["video_speed"], size=(width, height), progress=progress, **scene)
+    finally:
+        progress.close()

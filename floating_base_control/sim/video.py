@@ -29,10 +29,11 @@ class VideoError(RuntimeError):
 
 
 def render_run(path, urdf_path, t, base_position, base_quaternion, q, speed=0.5, size=(640, 480), fps=25,
-               floor=False, gravity=(0.0, 0.0, 0.0)):
+               floor=False, gravity=(0.0, 0.0, 0.0), progress=None):
     """Write the run (times ``t``, base positions, base quaternions ``(w, x, y, z)`` and shapes ``q``, one row
     each) to the MP4 ``path``, ``speed`` simulated seconds per second of video; returns the video's length,
-    s.  ``floor``: a ground plane at z = 0 and a camera from the side (a hopper); else space, from above."""
+    s.  ``floor``: a ground plane at z = 0 and a camera from the side (a hopper); else space, from above.
+    ``progress(seconds)``: called with the seconds of video rendered so far."""
     frames = frame_states(np.asarray(t), fps, speed)
     scene = Scene(urdf_path, size, floor, gravity)
     writer = _writer(path, fps)
@@ -43,6 +44,8 @@ def render_run(path, urdf_path, t, base_position, base_quaternion, q, speed=0.5,
             g1[:3, 3] = base_position[i]
             writer.append_data(scene.render(g1, np.asarray(q[i], dtype=float).reshape(-1),
                                             f"t = {t[i]:.2f} s  ({speed:g}x)"))
+            if progress is not None:
+                progress((k + 1) / fps)
     finally:
         writer.close()
         scene.close()
@@ -74,8 +77,8 @@ class Scene:
         self.option, self.perturb = mujoco.MjvOption(), mujoco.MjvPerturb()
         self.camera = mujoco.MjvCamera()
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
-        self.camera.distance = (3.5 if floor else 1.8) * extent
-        self.camera.azimuth, self.camera.elevation = (90.0, -5.0) if floor else (135.0, -25.0)
+        self.camera.distance = (2.5 if floor else 1.8) * extent
+        self.camera.azimuth, self.camera.elevation = (90.0, -10.0) if floor else (135.0, -25.0)
         self.pixels = np.zeros((self.height, self.width, 3), dtype=np.uint8)
         self.height_seen = None
 
@@ -84,8 +87,8 @@ class Scene:
         self.plant.set_state(g1, q, np.zeros(6), np.zeros(len(q)))
         mujoco.mj_forward(self.mj, self.data)
         com = self.data.subtree_com[self.plant.root].copy()
-        if self.floor:           # along the floor only: the hopper's height shows against it
-            self.height_seen = com[2] if self.height_seen is None else self.height_seen
+        if self.floor:           # along the floor only, below the start: the hops show against the floor
+            self.height_seen = 0.6 * com[2] if self.height_seen is None else self.height_seen
             com[2] = self.height_seen
         self.camera.lookat[:] = com
         mujoco.mjv_updateScene(self.mj, self.data, self.option, self.perturb, self.camera,
