@@ -35,7 +35,7 @@ class Progress:
             return
         self.last = now
         left = elapsed / done * max(self.total - done, 0.0)
-        line = (f"  {done:.1f} / {self.total:g} {self.unit} ({100 * done / self.total:3.0f} %), "
+        line = (f"  {done:.4g} / {self.total:.4g} {self.unit} ({100 * done / self.total:3.0f} %), "
                 f"{_duration(elapsed)} elapsed, about {_duration(left)} left")
         self._write(f"\r{line:<78}" if self.tty else line + "\n")
 

@@ -323,7 +323,7 @@ TABLE = [
 def register(families):
     p = families.add_parser("orbital", help="orbital robot with momentum: observer + compensating shape controller "
                                             "([Mishra2023] Sec. V-A), or another robot (--urdf, --arm-urdf)",
-                            description=__doc__.split("\n\n")[0])
+                            description=__doc__.split("\n\n")[0].replace("``", ""))
     groups = {"sensor": p.add_argument_group("the base's pose sensor"),
               "robot": p.add_argument_group(SPACECRAFT), "shape": p.add_argument_group(SHAPE),
               "loop": p.add_argument_group(LOOP), "video": p.add_argument_group(VIDEO)}
@@ -389,8 +389,8 @@ def _load_robot(config, out):
 
 
 def joint_map(model, values, default, name):
-    """``default`` with the joints named in ``values`` (a dict, or a list of every joint's value) replaced,
-    each inside its range."""
+    """``default`` with the joints named in ``values`` (a dict, or a list of every joint's value) replaced;
+    an unknown joint is an :class:`InputError` naming ``name``."""
     import numpy as np
     q = np.array(default, dtype=float)
     if isinstance(values, list):
@@ -425,10 +425,11 @@ def _shape_gains(model, q0, q_d):
     return gains.stiffness, gains.damping
 
 
-def build(config, out):
+def build(config, out, asked=()):
     """``(scenario, settings, urdf_path, robot label)`` of ``config``; fills its robot-dependent defaults
     (``q0``, ``setpoint``, ``via``, ``stiffness``, ``damping``, ``observer_gains``) with the values the run
-    uses, so that the configuration written is the whole run."""
+    uses, so that the configuration written is the whole run.  ``asked``: the options the user gave
+    (:func:`configuration`), for the one whose applicability depends on the robot (``--joint-dynamics``)."""
     import numpy as np
     from floating_base_control.estimation.observer import ObserverGains
     from floating_base_control.experiments.orbital import tasks
@@ -436,6 +437,9 @@ def build(config, out):
     from floating_base_control.robots.orbital.spacecraft import default_observer_gains, default_shape_setpoints
 
     model, urdf_path, label = load_robot(config, out)
+    if config["joint_dynamics"] == "ideal" and not (model.description.damping or model.description.friction):
+        raise InputError(f"{dict(asked).get('joint_dynamics', '--joint-dynamics')}: {label} has no joint damping or "
+                         "friction in its URDF: the plant's joints are ideal either way")
     own = not (config["urdf"] or config["arm_urdf"])          # the package's robot: the paper's values
     paper, task_defaults = OrbitalScenario(), tasks.TaskSettings()
     q0, q_d = (np.array(paper.q0), np.array(paper.q_d)) if own else default_shape_setpoints(model)
@@ -554,11 +558,11 @@ CONFIG_HEADER = ("The configuration of a run of `fbc demo orbital`, as it ran (e
 def run(args):
     from floating_base_control.experiments.orbital import report
 
-    config, _ = configuration(args)
+    config, asked = configuration(args)
     out = Path(config["out"])
     out.mkdir(parents=True, exist_ok=True)
     with _run.warnings_to(out / "warnings.log"):
-        scenario, settings, urdf_path, label = build(config, out)
+        scenario, settings, urdf_path, label = build(config, out, asked)
         write_config(out / "scenario.yaml", TABLE, config, CONFIG_HEADER.format(path=out / "scenario.yaml"))
         for line in describe(config, scenario, urdf_path, label):
             print(line)

@@ -119,8 +119,8 @@ def test_progress_says_how_far_and_the_time_left():
     progress(12.0)           # 5 s: not a TTY, at most one line every 10 s
     progress(30.0)           # 20 s
     assert stream.getvalue().splitlines() == [
-        "  10.0 / 30 s simulated ( 33 %), 4 s elapsed, about 8 s left",
-        "  30.0 / 30 s simulated (100 %), 20 s elapsed, about 0 s left"]
+        "  10 / 30 s simulated ( 33 %), 4 s elapsed, about 8 s left",
+        "  30 / 30 s simulated (100 %), 20 s elapsed, about 0 s left"]
 
 
 def test_warnings_go_to_the_file_and_only_the_packages_own_to_the_terminal(tmp_path):
