@@ -27,7 +27,8 @@ def fbc(argv, capsys):
 
 @pytest.fixture(scope="module")
 def realistic(tmp_path_factory):
-    """The realistic demo (60 s simulated, about 15 s), its printed figures and the curves of its plots."""
+    """The realistic demo, half its default 60 s (converged, the unestimated position drifted by 0.2 m: the
+    picture of the issue at half the cost), its printed figures and the curves of its plots."""
     out = tmp_path_factory.mktemp("realistic")
     figures = {}
     save = report._save
@@ -40,7 +41,7 @@ def realistic(tmp_path_factory):
     stdout = io.StringIO()
     try:
         sys.stdout, saved = stdout, sys.stdout
-        main(["demo", "orbital", "--scenario", "realistic", "--out", str(out)])
+        main(["demo", "orbital", "--scenario", "realistic", "--duration", "30", "--out", str(out)])
     finally:
         sys.stdout, report._save = saved, save
     text = stdout.getvalue()
