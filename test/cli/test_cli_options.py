@@ -49,7 +49,7 @@ def options(parser):
 
 def name(argv):
     """The command of ``argv`` as :func:`commands` names it."""
-    return " ".join(argv[:2]) if argv[0] == "demo" else argv[0]
+    return " ".join(argv[:2]) if argv[0] in ("demo", "plan") else argv[0]
 
 
 def fbc(argv, capsys):
@@ -351,10 +351,30 @@ CAMPAIGN_SCHEDULER = (["campaign", "orbital", "--runs", "1", "--controllers", "p
     "scheduler": lambda o, _: FakeDask.seen["address"] == "tcp://127.0.0.1:1",
 })
 
+LWR = share_file("urdf/lwr4_free_floating.urdf")
+
+
+def _plan(o):
+    return json.loads((o / "plan.json").read_text())
+
+
+# 5 deg about x for the LWR from a shape of its own: a short plan (a few seconds)
+PLAN = (["plan", "reorient", "--urdf", LWR, "--axis", "1", "0", "0", "--angle-deg", "5", "--q0", "0", "0.1", "0", "0",
+         "0", "0", "0", "--margin", "0.2", "--out", "{out}"], {
+    "urdf": lambda o, _: _plan(o)["model"] == LWR and _plan(o)["joint_names"][0] == "lwr_joint_1",
+    "axis": lambda o, _: np.allclose(_plan(o)["target_rotation"][2], [0.0, np.sin(np.radians(5)), np.cos(np.radians(5))]),
+    "angle_deg": lambda o, _: _plan(o)["summary"]["target_rotation_deg"] == 5.0,
+    "q0": lambda o, _: _plan(o)["q0"] == [0.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0] and _plan(o)["positions"][0][1] == 0.1,
+    "margin": lambda o, _: abs(_plan(o)["summary"]["min_joint_limit_margin_rad"]
+                               - _plan(o)["summary"]["min_margin_beyond_required_rad"] - 0.2) < 1e-12,
+    "out": lambda o, _: (o / "plan.csv").exists(),
+})
+
 APPLIED = {"demo orbital": [ORBITAL_IDEAL, ORBITAL_REALISTIC, ORBITAL_ARM, ORBITAL_URDF, ORBITAL_ROS],
            "demo hopper": [HOPPER, HOPPER_URDF], "inspect": [INSPECT], "gait": [GAIT, GAIT_PATH],
            "ccf": [CCF, CCF_PATH], "integrability": [INTEGRABILITY], "sweep": [SWEEP],
-           "stability": [STABILITY], "campaign": [CAMPAIGN, CAMPAIGN_SCHEDULER]}
+           "stability": [STABILITY], "campaign": [CAMPAIGN, CAMPAIGN_SCHEDULER],
+           "plan reorient": [PLAN]}
 RUNS = [(command, argv, checks) for command, runs in APPLIED.items() for argv, checks in runs]
 
 #: (argv, the option refused, words of the reason): the issue's cases, and every other option where it changes nothing
@@ -373,6 +393,10 @@ REFUSED = [
     (["demo", "orbital", "--urdf", orbital_robot_urdf(), "--mount-xyz", "0", "0", "1"], "--mount-xyz", "applies to --arm-urdf"),
     (["demo", "orbital", "--mount-rpy", "0", "0", "1"], "--mount-rpy", "applies to --arm-urdf"),
     (["demo", "orbital", "--compare"], "--compare", "applies to --ros"),
+    (["demo", "orbital", "--axis", "1", "0", "0"], "--axis", "applies to --task reorient"),
+    (["demo", "orbital", "--angle-deg", "10"], "--angle-deg", "applies to --task reorient"),
+    (["demo", "orbital", "--task", "reorient", "--ros"], "--task", "runs in the ROS-free loop"),
+    (["demo", "orbital", "--task", "reorient", "--axis", "0", "0", "0"], "--axis", "must not be zero"),
     (["demo", "orbital", "--joint-dynamics", "ideal"], "--joint-dynamics", "has no joint damping or friction"),
     (["demo", "orbital", "--ros", "--scenario", "realistic"], "--ros", "only the ideal scenario"),
     (["demo", "orbital", "--ros", "--mass-error", "0.05"], "--mass-error", "a ROS-free option"),
