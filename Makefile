@@ -36,9 +36,9 @@ $(STAMP): requirements/lock.txt setup.py pyproject.toml
 	touch $@
 
 # The orbital scenario as two ROS 2 processes over DDS (shared memory), then the same
-# scenario without ROS for comparison; report in out/orbital/.
+# scenario without ROS for comparison; report and video (MuJoCo offscreen) in out/orbital/.
 demo: $(STAMP)
-	$(VENV)/bin/fbc demo orbital --ros --compare --out out/orbital
+	$(VENV)/bin/fbc demo orbital --ros --compare --video --out out/orbital
 
 # FBC_REQUIRE_ROS: the ROS 2 tests fail instead of skipping if the ROS wheels are missing.
 test: $(STAMP)

@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -85,6 +86,17 @@ def read_urdf(path):
         raise ModelError(f"cannot read URDF {path!r}: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise ModelError(f"cannot read URDF {path!r}: not UTF-8 text ({exc.reason})") from None
+
+
+def with_absolute_meshes(xml, base_dir):
+    """The URDF text ``xml`` with its relative mesh paths made absolute from ``base_dir`` (the folder of the
+    file it came from), for a derived URDF written elsewhere; ``package://`` and absolute paths unchanged."""
+    root = ET.fromstring(xml)
+    for mesh in root.iter("mesh"):
+        name = mesh.get("filename", "")
+        if name and "://" not in name and not Path(name).is_absolute():
+            mesh.set("filename", str((Path(base_dir) / name).resolve()))
+    return ET.tostring(root, encoding="unicode")
 
 
 def describe_urdf(xml, source="<string>", locked=None, mimic="lock"):
@@ -404,6 +416,10 @@ def _lock_positions(joints, locked, mimic, source):
             raise ModelError(f"URDF {source}: locked position of {name!r} must be a finite number, got {value!r}")
         if joints[name].get("type") not in _SHAPE_JOINT_TYPES:
             raise ModelError(f"URDF {source}: cannot lock joint {name!r} of type {joints[name].get('type')!r}")
+        if _clip_to_limits(joints[name], value, source) != value:
+            limit = joints[name].find("limit")
+            raise ModelError(f"URDF {source}: cannot lock {name!r} at {value:g}: outside its range "
+                             f"[{_number(limit, 'lower', name, source):g}, {_number(limit, 'upper', name, source):g}]")
     followers = {n: _mimic_of(j, joints, source) for n, j in joints.items() if j.find("mimic") is not None}
     if followers and mimic == "error":
         raise ModelError(f"URDF {source}: joints {sorted(followers)} are mimic joints; pass mimic='lock' "

@@ -13,6 +13,7 @@ import sys
 
 from floating_base_control.cli import (campaign, ccf, demo, gait, inspect, integrability, loops, plan, stability,
                                        sweep)
+from floating_base_control.cli._run import ForgivingStdout
 from floating_base_control.validation import debugging, one_line
 
 COMMANDS = [inspect, demo, sweep, campaign, gait, ccf, integrability, stability, loops, plan]
@@ -30,24 +31,32 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
 
 
-def main(argv=None):
+def build_parser():
+    """The ``fbc`` parser, every command's subparser in it."""
     parser = Parser(prog="fbc", description="floating_base_control: dynamics, "
                     "estimation and control of floating-base robots")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.register(sub)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     prog = args.prog
+    stdout = sys.stdout
+    sys.stdout = ForgivingStdout(stdout)      # `fbc ... | head`: the run goes on and writes its results
     try:
         args.func(args)
-    except BrokenPipeError:          # `fbc ... | head`
-        sys.stderr.close()
     except Exception as exc:
         if debugging():
             raise
         parser.exit(*failure(exc, prog))
     except KeyboardInterrupt as exc:             # a command may say what the interruption kept
         parser.exit(130, f"{prog}: interrupted{': ' + one_line(exc) if str(exc) else ''}\n")
+    finally:
+        sys.stdout = stdout
 
 
 def failure(exc, prog):

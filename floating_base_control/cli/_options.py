@@ -57,6 +57,14 @@ count = number(int, 0)
 positive_count = number(int, 1)
 
 
+def probability(text):
+    """argparse type: a probability below 1 (``0 <= p < 1``)."""
+    value = non_negative(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"must be < 1, got {text!r}")
+    return value
+
+
 def writable_dir(text):
     """argparse type: a directory that exists and is writable or that can be created (checked before
     a run, which would otherwise fail at its end); created by the command."""
@@ -124,6 +132,21 @@ def add_gait(p):
                         "is smaller by about 6.6/samples^2, relative)")
     g.add_argument("--period", type=positive, default=2.0, help="duration of the gait, s "
                    "(only matters with --mu; default 2)")
+
+
+def _circle_only(args):
+    return None if args.circle is not None else \
+        "applies to --circle (the Sec. V-B gait starts where the paper's does, a --path where its first row is)"
+
+
+def gait_checks(period_applies):
+    """The gait options' applicability (``_table.refuse``): the circle's options without a circle, or
+    ``--period`` where nothing is timed, change nothing."""
+    return {"start_angle": ("--start-angle", _circle_only, 180.0),
+            "clockwise": ("--clockwise", _circle_only, False),
+            "samples": ("--samples", lambda a: "applies to a circle (--circle or the Sec. V-B one): a --path has its "
+                        "own samples" if a.path is not None else None, 512),
+            "period": ("--period", period_applies, 2.0)}
 
 
 def add_output(p, name):

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from floating_base_control.cli._options import count, positive, positive_count, writable_dir
+from floating_base_control.cli._table import refuse
 
 
 def register(sub):
@@ -179,7 +180,13 @@ def compute(args, store, todo, pose_position):
             signal.signal(signal.SIGINT, previous)
 
 
+CHECKS = {"pose_position": ("--pose-position", lambda a: None if a.scenario == "realistic" else
+                            "applies to the realistic scenario (the ideal one's pose source gives the position)",
+                            False)}
+
+
 def run(args):
+    refuse(CHECKS, args)
     from floating_base_control.experiments.orbital import campaign as mc
     from floating_base_control.results import write_json
     from floating_base_control.control.setpoint import controller_options

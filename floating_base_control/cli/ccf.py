@@ -5,6 +5,7 @@ from floating_base_control.analysis.locomotion import ccf_map, ccf_volume, stoke
 from floating_base_control.validation import InputError
 from floating_base_control.results import pyplot, write_json
 from floating_base_control.cli import _options as opt
+from floating_base_control.cli._table import refuse
 
 DESCRIPTION = """\
 Constraint curvature function (CCF) surface maps, [Mishra2023] Algorithm 1: the local
@@ -47,7 +48,11 @@ def grid_axes(args, gait):
     return np.linspace(a, b, args.grid), np.linspace(c, d, args.grid)
 
 
+CHECKS = opt.gait_checks(lambda a: "the CCF map has no time: the gait's period changes nothing")
+
+
 def run(args):
+    refuse(CHECKS, args)
     model = opt.load_model(args)
     Psi, q_c = opt.plane(model, args)
     gait = opt.gait(model, args, required=False)

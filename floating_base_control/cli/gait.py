@@ -7,6 +7,7 @@ from floating_base_control.analysis.locomotion import (SEC_VB_PAPER, ccf_map, di
 from floating_base_control.lie import log
 from floating_base_control.results import pyplot, write_json
 from floating_base_control.cli import _options as opt
+from floating_base_control.cli._table import refuse
 
 DESCRIPTION = """\
 Net displacement of the floating base over a closed gait on a plane of shape space
@@ -42,7 +43,12 @@ def pose_report(g):
             "translation_m": g[:3, 3]}
 
 
+CHECKS = opt.gait_checks(lambda a: None if a.mu is not None else
+                         "applies with --mu (the gait's timing matters only to the dynamic phase)")
+
+
 def run(args):
+    refuse(CHECKS, args)
     model = opt.load_model(args)
     gait = opt.gait(model, args)
     mu = None if args.mu is None else np.array(args.mu)

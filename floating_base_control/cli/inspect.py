@@ -11,6 +11,7 @@ from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.robots.orbital.spacecraft import default_shape_setpoints
 from floating_base_control.urdf_loader import MIMIC_MODES
 from floating_base_control.cli._options import count, joint_value
+from floating_base_control.cli._table import refuse
 
 
 def register(sub):
@@ -28,7 +29,11 @@ def register(sub):
     p.set_defaults(func=run)
 
 
+CHECKS = {"seed": ("--seed", lambda a: None if a.random else "applies to --random shapes (there are none)", 0)}
+
+
 def run(args):
+    refuse(CHECKS, args)
     model = FloatingBaseModel.from_urdf(args.urdf or orbital_robot_urdf(), locked=dict(args.lock),
                                         mimic=args.mimic)
     lo, hi = model.position_limits.T

@@ -8,6 +8,7 @@ from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.results import pyplot, write_json
 from floating_base_control.cli import _options as opt
+from floating_base_control.cli._table import refuse
 
 DESCRIPTION = """\
 Integrability of the locked (average) velocity, [Saccon2017] Prop. 4.1: samples the shape
@@ -46,7 +47,12 @@ def read_loop(model, args):
     return loop
 
 
+CHECKS = {"center": ("--center", lambda a: None if a.loop else "applies to --loop (the joints its file does not "
+                     "name)", [])}
+
+
 def run(args):
+    refuse(CHECKS, args)
     model = FloatingBaseModel.from_urdf(args.urdf or orbital_robot_urdf())
     loop = read_loop(model, args) if args.loop else None
     rng = np.random.default_rng(args.seed)
@@ -55,7 +61,7 @@ def run(args):
     s = opt.joint_vector(model, args.at, "--at") if args.at else shapes[0]
     names = model.joint_names
     report = {
-        "model": model.source, "joints": names, "samples": args.samples, "tol": args.tol,
+        "model": model.source, "joints": names, "samples": args.samples, "seed": args.seed, "tol": args.tol,
         "flat": scan.flat,
         "verdict": ("flat: the centroidal frame is a function of the shape (Prop. 4.1)" if scan.flat
                     else "not flat: the centroidal frame depends on the path of the shape"),

@@ -2,6 +2,7 @@
 from pathlib import Path
 
 from floating_base_control.cli._options import positive, writable_dir, writable_file
+from floating_base_control.cli._run import Progress
 from floating_base_control.results import write_json
 
 
@@ -18,7 +19,11 @@ def register(sub):
 def run(args):
     from floating_base_control.experiments.orbital import sweep
 
-    results = sweep.sweep(args.duration)
+    progress = Progress(len(sweep.cases(args.duration)), unit="runs")
+    try:
+        results = sweep.sweep(args.duration, progress=progress)
+    finally:
+        progress.close()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "results.json", dict(results))

@@ -90,6 +90,20 @@ def test_bad_locks_are_named(locked, message):
     assert message in str(err.value)
 
 
+def test_a_lock_outside_the_joints_range_is_refused():
+    """--lock panda_joint4=1.0 (range [-3.0718, -0.0698]) was accepted; the limits themselves are inside, and a
+    joint without a range (continuous, or lower >= upper: no limit) takes any value."""
+    with pytest.raises(ModelError, match=r"cannot lock 'panda_joint4' at 1: outside its range \[-3.0718, -0.0698\]"):
+        FloatingBaseModel.from_urdf(orbital_robot_urdf(), locked={"panda_joint4": 1.0})
+    assert FloatingBaseModel.from_urdf(orbital_robot_urdf(), locked={"panda_joint4": -0.0698}).n == 6
+    with pytest.raises(ModelError, match="cannot lock 'panda_finger_joint1' at 0.05: outside its range"):
+        FloatingBaseModel.from_urdf(PANDA, locked={"panda_finger_joint1": 0.05})
+    with pytest.raises(ModelError, match="cannot lock 'j1' at 7: outside its range \\[-2, 2\\]"):
+        FloatingBaseModel.from_urdf_string(robot(*chain()), locked={"j1": 7.0})
+    unlimited = robot(*chain()).replace('lower="-2" upper="2"', 'lower="2" upper="-2"')
+    assert FloatingBaseModel.from_urdf_string(unlimited, locked={"j1": 7.0}).locked_joints["j1"] == 7.0
+
+
 def test_world_root_is_dropped_and_the_plant_floats_the_same_base(rng):
     """A ``world`` root fixed to the base: the base is its child, for the model and the plant
     (MuJoCo would otherwise make ``world`` its world body and float the child, rotated)."""

@@ -1,8 +1,8 @@
 """A node whose configuration is unusable at start logs one line naming the parameter or the file and
 exits with status 2: no traceback, no urdfdom line.  One process start per kind of failure (a URDF
 that does not load, a start value out of range, of the wrong type, not one of the choices, ``joints``
-that are not the URDF's), spread over the four nodes; the processes start together and each test
-waits for its own to exit."""
+that are not the URDF's, a lock outside its joint's range), spread over the four nodes; the processes
+start together and each test waits for its own to exit."""
 import pytest
 
 from helpers import malformed_urdf
@@ -23,6 +23,10 @@ STARTS = {
                                    "parameter joints ['a', 'b'] must list the URDF's joints"),
     "sim: a joint whose parent link does not exist": ("orbital_sim", {"urdf": "missing parent"},
                                                       "joint 'j1' has parent link 'basis', which is not a <link>"),
+    "sim: a lock outside the joint's range": ("orbital_sim", {"locked_joints": "[panda_joint4]",
+                                                               "locked_positions": "[1.0]"},
+                                              "cannot lock 'panda_joint4' at 1: outside its range "
+                                              "[-3.0718, -0.0698]"),
     "hopper controller: an integer for a float": ("hopper_controller", {"K_r": "5"},
                                                   "parameter K_r = 5 is not a floating-point number (5.0, not 5)"),
     "hopper sim: not one of the choices": ("hopper_sim", {"floor": "ice"},

@@ -46,3 +46,37 @@ def test_a_motion_task_demo_gives_the_node_the_tasks_parameters():
     assert overrides["end_effector.damping_ratio"] > 0
     assert "end_effector.frame" not in dict(demo.task_overrides("trajectory", settings, JOINTS))
     assert demo.task_overrides("setpoint", settings, JOINTS) == []
+
+
+def make_demo_command():
+    """The ``fbc`` arguments of the Makefile's ``demo`` target."""
+    from pathlib import Path
+    lines = (Path(__file__).resolve().parents[2] / "Makefile").read_text().splitlines()
+    recipe = lines[lines.index("demo: $(STAMP)") + 1].split()
+    return recipe[recipe.index("$(VENV)/bin/fbc") + 1:]
+
+
+def test_make_demo_writes_a_video_of_the_orbital_run(tmp_path, monkeypatch, capsys):
+    """`make demo`'s command, shortened to 1.5 s simulated and small frames: the ROS run, the ROS-free one beside
+    it, and video.mp4 of at least a few seconds (two per simulated second) whose frames show the robot (the
+    spacecraft's colour in the middle of the picture: the camera follows the robot)."""
+    import imageio.v2 as imageio
+
+    from floating_base_control.cli import main
+    from floating_base_control.sim.video import BASE_RGBA
+    argv = make_demo_command()
+    assert {"--ros", "--compare", "--video"} <= set(argv)
+    monkeypatch.setenv("FBC_ROS_DOMAIN", str(domain_for(__name__)))
+    out = tmp_path / "orbital"
+    main([*argv[:argv.index("--out")], "--duration", "1.5", "--video-size", "160x120", "--out", str(out)])
+    summary = __import__("json").loads((out / "summary.json").read_text())
+    assert summary["status"] == "completed" and "shared memory" in summary["transport"] and "ros_free" in summary
+    reader = imageio.get_reader(str(out / "video.mp4"))
+    duration, frames = reader.get_meta_data()["duration"], [frame for frame in reader]   # no len(): ffmpeg
+    reader.close()
+    assert duration >= 2.9 and frames[0].shape == (120, 160, 3)
+    gold = 255 * np.array(BASE_RGBA[:3])
+    for frame in (frames[0], frames[len(frames) // 2], frames[-1]):
+        middle = frame[30:90, 40:120].astype(float)
+        assert (np.linalg.norm(middle - gold, axis=2) < 90).mean() > 0.05
+    assert "video.mp4" in capsys.readouterr().out

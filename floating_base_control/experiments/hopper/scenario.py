@@ -21,9 +21,12 @@ Choices where the thesis is ambiguous (docs/HOPPER.md has the evidence):
 """
 import math
 from dataclasses import dataclass, field, replace
+from typing import Optional
 
 import numpy as np
 
+from floating_base_control.conventions import matrix_to_quat_wxyz
+from floating_base_control.model import FloatingBaseModel
 from floating_base_control.robots.hopper.controller import HopperController, HopperGains
 from floating_base_control.robots.hopper.coordinates import polar_angle
 from floating_base_control.robots.hopper.laws import radial_spring_energy
@@ -59,6 +62,7 @@ class Experiment:
     table: str
     tilt: float = 0.0      #: added to theta_ib(0), rad (stands in for the thesis' "simulation noise")
     timestep: float = TIMESTEP   #: MuJoCo step at which its verdict is step-converged, s
+    urdf: Optional[str] = None   #: the robot's URDF (links ``base_link`` and ``foot``); None: the thesis' robot's
 
     def initial_state(self):
         """``(g1, q, V1, qdot)`` of the initial state in the package's conventions."""
@@ -181,9 +185,14 @@ IMPACT_END_FRACTION = 0.1
 IMPACT_MAX_DURATION = 0.005
 
 
+def hopper_urdf_of(exp):
+    """The URDF ``exp`` runs: its own, else its robot's."""
+    return exp.urdf or hopper_urdf(exp.robot)
+
+
 def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, control_every=1, log_every=10,
         fall_height=0.4, fall_angle_deg=60.0, floor_K=FLOOR_K, floor_D=FLOOR_D, control_period=0.0,
-        loop_delay_s=None):
+        loop_delay_s=None, progress=None):
     """Simulate ``exp`` for ``duration`` seconds (default: the experiment's) at the MuJoCo step
     ``timestep`` (default: the experiment's); returns ``(log, flows, meta)``.  ``floor_K``, ``floor_D``: the
     viscoelastic floor's stiffness (N/m) and damping (N s/m), default the thesis' (Tables 4.6, 4.11).
@@ -195,11 +204,13 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
     ``loop_delay_s`` later (``sim/loop.py``; ``None``: one control period, as ros2_control; 0: in the
     step its state was read, the thesis' loop).  The run stops when the robot falls: CoM below
     ``fall_height * r_des``, or the CoM-foot line more than ``fall_angle_deg`` from the vertical.
+    ``progress(t)`` is called every 1000 steps with the simulated time.
     """
     duration = exp.duration if duration is None else float(duration)
     timestep = exp.timestep if timestep is None else float(timestep)
-    model = hopper_model(exp.robot, exp.gravity)
-    plant = HopperPlant(model, hopper_urdf(exp.robot), floor=floor, base=base, timestep=timestep,
+    model = FloatingBaseModel.from_urdf(hopper_urdf_of(exp), gravity=(0.0, 0.0, -float(exp.gravity))) if exp.urdf \
+        else hopper_model(exp.robot, exp.gravity)
+    plant = HopperPlant(model, hopper_urdf_of(exp), floor=floor, base=base, timestep=timestep,
                         floor_K=floor_K, floor_D=floor_D)
     controller = HopperController(model, exp.gains, control_period=control_period)
     plant.set_state(*exp.initial_state())
@@ -225,6 +236,8 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
         flows.add(plant.step(*applied), impact)
         meas = plant.sense()
         log.steps = k + 1
+        if progress is not None and k % 1000 == 0:
+            progress(plant.time)
     com, com_vel, L = plant.com_and_momentum()
     _log_row(log, plant, controller.step(meas), com, com_vel, L, _alpha_cf(com, plant.foot_position()),
              flows, E0)
@@ -232,7 +245,8 @@ def run(exp, duration=None, floor="viscoelastic", base="planar", timestep=None, 
     meta = {"E0": E0, "E_end": plant.energy(), "timestep": timestep, "control_every": control_every,
             "loop_delay_s": delay.delay * timestep,
             "floor": floor, "floor_K": floor_K if viscoelastic else None,
-            "floor_D": floor_D if viscoelastic else None, "base": base, "duration": duration}
+            "floor_D": floor_D if viscoelastic else None, "base": base, "duration": duration,
+            "urdf": hopper_urdf_of(exp)}
     return log, flows, meta
 
 
@@ -273,7 +287,8 @@ def _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0):
     g1, q, qdot = plant.base_pose_and_shape()
     kinetic, gravity = plant.energies()
     force = plant.floor_force()
-    log.append(t=plant.time, com_x=com[0], com_y=com[1], com_z=com[2], com_vx=com_vel[0],
+    log.append(t=plant.time, base_position=g1[:3, 3].copy(), base_quaternion=matrix_to_quat_wxyz(g1[:3, :3]),
+               com_x=com[0], com_y=com[1], com_z=com[2], com_vx=com_vel[0],
                com_vz=com_vel[2], base_x=g1[0, 3], base_z=g1[2, 3], q=q[0], qdot=qdot[0],
                L=float(L @ PLANE_NORMAL), p_x=plant.mass * com_vel[0], p_z=plant.mass * com_vel[2],
                alpha_cf=alpha_cf, alpha=cmd.alpha, r_cf=cmd.r_cf, r_cf_dot=cmd.r_cf_dot,

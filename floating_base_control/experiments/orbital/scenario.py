@@ -29,6 +29,7 @@ from floating_base_control.robots.orbital.controller import OrbitalController
 from floating_base_control.robots.orbital.spacecraft import (Spacecraft, default_observer_gains, default_shape_gains,
                                                              default_shape_setpoints, mount_arm)
 from floating_base_control.control.limits import LimitMonitor
+from floating_base_control.conventions import matrix_to_quat_wxyz
 from floating_base_control.control.shape import ShapeGains, compensation_law
 from floating_base_control.dynamics.rel_matrices import locked_velocity, reduced_shape_inertia
 from floating_base_control.estimation.observer import ObserverGains
@@ -237,14 +238,24 @@ def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o
     mu_e_parts = [norm(mu_e[:3]), norm(mu_e[3:])]
     kin = kin if kin is not None else shape_inertias(model, model.scratch, np.asarray(q, dtype=float))
     W3 = 0.5 * qdot @ reduced_shape_inertia(kin) @ qdot
-    W = 0.5 * eps @ L @ eps + 0.5 * mu_e @ kin.M_b @ mu_e + W3 + 0.5 * dq @ (stiffness * dq)
-    return {"t": t, "q": q, "dq_norm_deg": np.rad2deg(norm(dq)), "qdot_norm": norm(qdot),
+    W = lyapunov_candidate(L, kin.M_b, eps, mu_e, W3, dq, stiffness)
+    # without the base translation's terms: what converges when only the attitude is measured
+    rotation = np.r_[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
+    W_rotation = lyapunov_candidate(L, kin.M_b, rotation * eps, rotation * mu_e, W3, dq, stiffness)
+    return {"t": t, "q": q, "base_position": g1[:3, 3].copy(), "base_quaternion": matrix_to_quat_wxyz(g1[:3, :3]),
+            "dq_norm_deg": np.rad2deg(norm(dq)), "qdot_norm": norm(qdot),
             "tau": tau, "tau_hat_1_norm": norm(tau_hat_1),
             "tau_hat_2_norm": norm(tau_hat_2), "eps_norm": norm(eps),
             "mu_e_norm": norm(mu_e), "eps_rot_norm": norm(eps[:3]),
             "eps_pos_norm": norm(eps[3:]), "mu_e_omega_norm": mu_e_parts[0], "mu_e_v_norm": mu_e_parts[1],
             "qdot": qdot, "mu": mu, "mu_hat_o": mu_hat_o,
-            "momentum": momentum, "W": W, "W3": W3, "saturated": saturated}
+            "momentum": momentum, "W": W, "W_rotation": W_rotation, "W3": W3, "saturated": saturated}
+
+
+def lyapunov_candidate(L, M_b, eps, mu_e, W3, dq, stiffness):
+    """``W`` of [Mishra2023] eq. 53: the observer's pose and velocity errors' energies, the shape's kinetic
+    energy ``W3`` and the joint springs' energy."""
+    return 0.5 * eps @ L @ eps + 0.5 * mu_e @ M_b @ mu_e + W3 + 0.5 * dq @ (stiffness * dq)
 
 
 class Log:
@@ -258,6 +269,11 @@ class Log:
 
     def arrays(self):
         return {k: np.array([r[k] for r in self.rows]) for k in self.rows[0]}
+
+
+#: What an attitude-only pose source (``pose_position=False``) leaves unobservable: the observer cannot
+#: estimate it, the verdict does not judge it, and tau_hat_2 does not need it (eq. 45's Galilean invariance).
+UNOBSERVABLE_WITHOUT_POSITION = ("base position", "base linear velocity")
 
 
 def total_variation(x):
@@ -288,6 +304,11 @@ def summarize(scenario, log, J0, status, check=None, monitor=None, stopped=False
     }
     for key, name, _ in verdicts.QUANTITIES:
         final[f"final_{name}"] = float(np.nanmean(log[key][last])) if limits["convergence"][name] is not None else None
+    attitude_only = not scenario.pose_position           # then the base translation is unobservable
+    final["final_observer_observable_pose_error"] = float(np.nanmean(
+        log["eps_rot_norm" if attitude_only else "eps_norm"][last]))
+    final["final_observer_observable_velocity_error"] = float(np.nanmean(
+        log["mu_e_omega_norm" if attitude_only else "mu_e_norm"][last]))
     verdict = verdicts.convergence(final, limits["convergence"])
     converged = (status == "completed" and (stopped or t[-1] >= scenario.duration_s - 1e-9)
                  and all(v is not False for v in verdict.values()))
@@ -313,6 +334,7 @@ def summarize(scenario, log, J0, status, check=None, monitor=None, stopped=False
         **monitor.report(),
         "initial_momentum": J0.tolist(),
         "scenario": scenario.name,
+        "unobservable": list(UNOBSERVABLE_WITHOUT_POSITION) if attitude_only else [],
         "scenario_parameters": scenario.to_dict(),
         "loop_delay_s": loop_delay(scenario),
     }

@@ -30,10 +30,15 @@ def _run(case):
     return label, run(scenario)[1]
 
 
-def sweep(duration_s=30.0, processes=None):
-    """Run all :func:`cases`; returns ``[(label, summary)]`` in order."""
+def sweep(duration_s=30.0, processes=None, progress=None):
+    """Run all :func:`cases`; returns ``[(label, summary)]`` in order.  ``progress(runs done)`` after each."""
+    results = []
     with Pool(processes or os.cpu_count()) as pool:
-        return pool.map(_run, cases(duration_s))
+        for result in pool.imap(_run, cases(duration_s)):
+            results.append(result)
+            if progress is not None:
+                progress(len(results))
+    return results
 
 
 def markdown_table(results):

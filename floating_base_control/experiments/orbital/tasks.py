@@ -91,6 +91,27 @@ def trajectory_shapes(settings, model, q0, q_d, count=49):
     return [reference.sample(t).q for t in np.linspace(0.0, points[-1].time_from_start, count)]
 
 
+def default_via(model, q0, q_d):
+    """Waypoints for a robot without its own (:attr:`TaskSettings.via` is the Panda's), shaped as the Panda's:
+    40 % of the way from ``q0`` to ``q_d``, then 20 % past ``q_d``, kept inside the joint ranges as the
+    default set-points are (``robots/orbital/spacecraft.py``)."""
+    q0, q_d = np.asarray(q0, dtype=float), np.asarray(q_d, dtype=float)
+    lo, hi = model.position_limits.T
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    lo, hi = np.where(bounded, lo, -np.pi), np.where(bounded, hi, np.pi)
+    margin = 0.25 * (hi - lo)
+    return (q0 + 0.4 * (q_d - q0), np.clip(q_d + 0.2 * (q_d - q0), lo + margin, hi - margin))
+
+
+def default_trajectory_gains(settings, model, q0, q_d):
+    """``(K, D)`` of the trajectory task for a robot without its own (:attr:`TaskSettings.stiffness` is the
+    Panda's, computed so to 3 digits): ``control/stability.py``'s delay-robust gains on the trajectory's
+    shapes (:func:`trajectory_shapes`)."""
+    from floating_base_control.control.stability import delay_robust_joint_gains
+    return delay_robust_joint_gains([model.reduced_shape_inertia(q)
+                                     for q in trajectory_shapes(settings, model, q0, q_d)])
+
+
 def waypoints(settings, q0, q_d):
     """Quintic waypoints through ``via`` to ``q_d``: zero accelerations, velocities by central differences
     of the neighbouring points, at rest at the end."""
