@@ -38,6 +38,9 @@ Cartesian speeds), and the damping acts on ``V_w - V_r``, so a far target gives 
 torque step.  With the dynamically consistent null-space projector ``N^T = I - J*^T J*#^T``,
 ``J*# = Lambda_q^-1 J*^T (J* Lambda_q^-1 J*^T)^-1`` (``Lambda_q``: reduced shape inertia,
 eq. 19a).  ``g1`` and ``mu`` are the observer's estimates; nothing else of the base is used.
+
+One coherent module: one task law (the equations above), a short function per term, with
+the kinematics and the reachability check it needs and nothing else uses.
 """
 from dataclasses import dataclass
 

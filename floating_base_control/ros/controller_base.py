@@ -46,6 +46,11 @@ command, for ``REFUSAL_HOLD`` s; an input topic with more than one publishing
 node, while it has, with their names) is WARN and never escalates: control is
 not affected.  Messages carry no running numbers (aggregators and operators
 compare them); durations and counters are key-values.
+
+One coherent module: the one place where a tick's safety is decided; lifecycle, parameter
+changes, input checks, the safe command and the diagnostics act on the same per-tick state (the
+watchdog, the reasons, the events), so split they would read each other's attributes.  The loop
+statistics are apart (``loop_stats.py``).
 """
 import abc
 import functools

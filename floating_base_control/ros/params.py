@@ -3,6 +3,9 @@
 Every gain and limit has a description and a range, which rqt_reconfigure
 shows as a slider; structural parameters (URDF, joints, topics, frames, rates)
 are read-only.  Per-joint parameters are named ``<group>.<joint>``.
+
+One coherent module: the table of every node's parameters, one function per node sharing
+the structural, real-time and monitoring groups; a node's whole interface reads in one place.
 """
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple

@@ -38,6 +38,9 @@ position-update error.
 **Cost.** A step is MuJoCo's two stages and, around them, a few calls that take MuJoCo's arrays as
 they are: the sensors and the work are compiled kernels (``compiled.py``) that add up with numpy's
 BLAS as the numpy expressions did; the foot's Jacobian is computed only while the floor acts.
+
+One coherent module: the hopper's MuJoCo plant, its floor, base actuator and sensors, built
+into one MuJoCo model; the step's kernels read that model's arrays.
 """
 import math
 from dataclasses import dataclass
