@@ -215,7 +215,7 @@ def _run_orbital_task(args, scenario, out, progress):
     if args.task == "reorient":
         if args.ros:
             raise ValueError("--task reorient runs in the ROS-free loop (the node takes ~/base_attitude_target: "
-                             "docs/REORIENTATION.md)")
+                             "docs/results/reorientation.md)")
         if not any(args.axis):
             raise ValueError("--axis must not be zero")
         settings.reorient = replace(settings.reorient, axis=tuple(args.axis), angle_deg=args.angle_deg,
@@ -265,7 +265,7 @@ def _hopper_parser(families):
     p.add_argument("--gravity", type=positive, help="g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)")
     p.add_argument("--timestep", type=positive, default=None,
                    help=f"MuJoCo step, s (default: the experiment's, {TIMESTEP:g} but for revolute III: "
-                        "step-converged, docs/HOPPER.md)")
+                        "step-converged, docs/explanation/hopper.md)")
     p.add_argument("--control-rate", type=positive,
                    help="controller steps per second (default: one per MuJoCo step; the ROS node runs at 1000)")
     p.add_argument("--loop-delay", type=non_negative, metavar="SECONDS",

@@ -16,7 +16,7 @@ controller's model is still the 3D free-flyer and reads 6-D odometry.  With
 ``base="free"`` the base has MuJoCo's free joint and only symmetry keeps the motion in
 the plane: that holds while hopping, but a point-foot monopod standing still is a
 lateral inverted pendulum (e-folding time ``sqrt(h/g)``, about 0.1 s) that nothing
-stabilises, so it falls sideways from round-off within seconds (docs/HOPPER.md).
+stabilises, so it falls sideways from round-off within seconds (docs/explanation/hopper.md).
 
 **Floor.** The thesis prints ``F^y = max(K o^y - D odot^y, 0)``, which pulls a foot that
 penetrates; the sign is fixed here so that the floor pushes out of the ground:
