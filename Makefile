@@ -51,24 +51,24 @@ test-core: $(STAMP)
 bench: $(STAMP)
 	cd bench && ../$(PY) run.py
 
-# Robustness of the orbital controller; rewrites docs/ROBUSTNESS.md (about 4 min on 2 cores).
+# Robustness of the orbital controller; rewrites docs/results/robustness.md (about 4 min on 2 cores).
 sweep: $(STAMP)
-	$(VENV)/bin/fbc sweep orbital --out out/sweep --doc docs/ROBUSTNESS.md
+	$(VENV)/bin/fbc sweep orbital --out out/sweep --doc docs/results/robustness.md
 
 # Margins of the default gains with the loop delay, and the demos with and without it; rewrites
-# docs/STABILITY.md (about 10 min on 2 cores).
+# docs/results/stability.md (about 10 min on 2 cores).
 stability: $(STAMP)
-	$(VENV)/bin/fbc stability --demos --doc docs/STABILITY.md
+	$(VENV)/bin/fbc stability --demos --doc docs/results/stability.md
 
-# The reorientation planner's runs (ideal, realistic, momentum, the LWR's plan); rewrites docs/REORIENTATION.md
+# The reorientation planner's runs (ideal, realistic, momentum, the LWR's plan); rewrites docs/results/reorientation.md
 # (about 10 min on 2 cores).
 reorient: $(STAMP)
-	$(PY) -m floating_base_control.experiments.orbital.reorient_report --out out/reorient --doc docs/REORIENTATION.md
+	$(PY) -m floating_base_control.experiments.orbital.reorient_report --out out/reorient --doc docs/results/reorientation.md
 
 # The motion tasks in the in-process loop beside the DDS loop in real time, on the machine as it is and beside
-# two CPU burners, with the load of each run; rewrites docs/LOOPS.md and the README's table (about 3 min).
+# two CPU burners, with the load of each run; rewrites docs/results/loops.md and the README's table (about 3 min).
 loops: $(STAMP)
-	$(VENV)/bin/fbc loops --burners 0 2 --doc docs/LOOPS.md --readme README.md
+	$(VENV)/bin/fbc loops --burners 0 2 --doc docs/results/loops.md --readme README.md
 
 # Re-resolve the pinned set from requirements/base.in.
 lock:

@@ -3,12 +3,12 @@
 
 Inside the package: base pose ``g1`` (4x4), shape ``q`` (n), base body twist
 ``V1 = [omega; v]`` (both in the base frame), wrenches ``[moment; force]``.
-See ``docs/CONVENTIONS.md`` for the table; ``test/core/test_conventions.py`` pins
+See ``docs/reference/conventions.md`` for the table; ``test/core/test_conventions.py`` pins
 every row of it.
 
 Pinocchio orders twists ``[v; omega]`` and wrenches ``[force; moment]``.  This module is the one place
 that reorders between the two (:data:`SWAP` and the functions below it); the only code that works in
-Pinocchio's order is the control tick's compiled kernels, which say so (``docs/CONVENTIONS.md`` lists
+Pinocchio's order is the control tick's compiled kernels, which say so (``docs/reference/conventions.md`` lists
 them, ``test/core/test_ordering.py`` enforces it).
 
 ==============  =================  ======================  =====================

@@ -10,6 +10,9 @@ that the package's interfaces never see Pinocchio's ordering.  Only the
 control tick's kernels (``rel_fast``, the observer's inner loop) work in it,
 with the compiled helpers at the end of this module (among them ``exp6_parts`` and
 ``log6_jlog6`` on 4x4 arrays), and convert at their edges.
+
+One coherent module: the maps of SE(3) of Appendix A, for the package's interfaces and, at the end,
+compiled for the control tick (tested against Pinocchio's and scipy's), in one place.
 """
 import math
 

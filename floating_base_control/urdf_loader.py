@@ -37,6 +37,10 @@ URDF parser) would refuse, the tree (links named by joints exist, one parent per
 one root, no loop) and the numbers of origins and axes, is checked here first; urdfdom
 reports from C++ on the process's standard error, so while it parses, file descriptor 2
 goes to a file (:func:`_urdfdom_messages`) and what it said becomes the error's cause.
+
+One coherent module: one pipeline, URDF text to a checked Pinocchio model; its rewriting
+steps (``world`` root, locked and mimic joints, continuous joints, limits) apply in order to the one
+parsed tree, and its errors name the URDF's elements, which only this parse knows.
 """
 import contextlib
 import math

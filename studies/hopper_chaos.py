@@ -1,4 +1,4 @@
-"""Is revolute Exp III's fall time chaotic?  ([Feurstein2021]; docs/HOPPER.md, "Step convergence")
+"""Is revolute Exp III's fall time chaotic?  ([Feurstein2021]; docs/explanation/hopper.md, "Step convergence")
 
 Revolute Exp III (controller II, energy control, no flight damping) falls at the default step
 and at a 4x smaller one, after a different number of hops.  This study runs it

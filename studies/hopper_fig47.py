@@ -1,5 +1,5 @@
 """Fig. 4.7 of [Feurstein2021]: the angular momentum after the first lift-off against the initial knee
-angle (docs/HOPPER.md, "Fig. 4.7").
+angle (docs/explanation/hopper.md, "Fig. 4.7").
 
 The thesis' tuning method: the CoM-foot line vertical (``alpha = 0``), the base at 0.3 m, the
 initial knee angle ``q1`` swept; it finds the minimum of the lift-off angular momentum at

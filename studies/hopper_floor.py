@@ -1,5 +1,5 @@
 """The first flight of the revolute hopper against the floor's stiffness and damping ([Feurstein2021],
-Exp I and IV; docs/HOPPER.md, "The first flight").
+Exp I and IV; docs/explanation/hopper.md, "The first flight").
 
 The thesis names the floor's viscoelasticity among what decides the angular momentum at
 lift-off but gives only K and D.  This runs Exp I (radial spring only) and Exp IV (the full

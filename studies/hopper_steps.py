@@ -1,8 +1,8 @@
-"""Step convergence of the hopping experiments ([Feurstein2021]; docs/HOPPER.md, "Step convergence").
+"""Step convergence of the hopping experiments ([Feurstein2021]; docs/explanation/hopper.md, "Step convergence").
 
 Runs every experiment of the thesis (prismatic I-III, revolute I-VI) for its full duration at
 two MuJoCo steps (default: each experiment's own step and a 4x smaller one) under each
-contact rule, and prints the table of docs/HOPPER.md: the verdict (falls or not, when), the
+contact rule, and prints the table of docs/explanation/hopper.md: the verdict (falls or not, when), the
 hop count, and the Exp VI energy figures.  Two runs at a time (``--jobs``); JSON in
 out/studies/hopper_steps.json.
 

@@ -1,9 +1,9 @@
-"""Controller III against controller II on the thesis' experiments ([Feurstein2021]; docs/HOPPER.md).
+"""Controller III against controller II on the thesis' experiments ([Feurstein2021]; docs/explanation/hopper.md).
 
 Controller III (polar spring on the orientation of the CoM frame aligned with the locked
 velocity, eq. 4.26): the thesis gives results "for the first type of polar control only".
 This runs every experiment that has a polar spring with both variants, same gains, same
-initial state, and prints the table of docs/HOPPER.md; JSON in out/studies/hopper_variants.json.
+initial state, and prints the table of docs/explanation/hopper.md; JSON in out/studies/hopper_variants.json.
 
     python studies/hopper_variants.py [--quick]
     python studies/hopper_variants.py --first-stance    # why controller III falls (Exp IV)

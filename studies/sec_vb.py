@@ -1,5 +1,5 @@
 """[Mishra2023] Sec. V-B2 reproduced on urdf/lwr4_free_floating.urdf, with the table of
-docs/GEOMETRY.md and a sensitivity study of the choices the paper leaves open.
+docs/explanation/geometry.md and a sensitivity study of the choices the paper leaves open.
 
     python studies/sec_vb.py            (about a minute; JSON in out/studies/sec_vb.json)
 

@@ -86,7 +86,7 @@ TABLE = [
            choices=("planar", "free"), default="planar"),
     Option("gravity", ("--gravity",), "g in m/s^2 (default: 9.8 prismatic, 9.81 revolute)", type=positive),
     Option("timestep", ("--timestep",), "MuJoCo step, s (default: the experiment's, 1e-4 but for revolute III: "
-           "step-converged, docs/HOPPER.md)", type=positive),
+           "step-converged, docs/explanation/hopper.md)", type=positive),
     Option("control_rate", ("--control-rate",), "controller steps per second (default: one per MuJoCo step; the ROS "
            "node runs at 1000)", type=positive),
     Option("loop_delay", ("--loop-delay",), "delay from the state a command is computed from to the command acting "

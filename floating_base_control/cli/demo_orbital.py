@@ -9,6 +9,9 @@ report.  The robot is the package's orbital robot (the paper's start, set-point 
 free-floating robot (``--urdf``) or an arm on a spacecraft (``--arm-urdf``); for the last two, the start,
 set-point, gains and trajectory default to values scaled from the robot (``robots/orbital/spacecraft.py``,
 ``experiments/orbital/tasks.py``).
+
+One coherent module: the options table of ``fbc demo orbital`` and the code that applies each option to the
+scenario, so that an option and what it does read in one place.
 """
 import json
 from dataclasses import replace
@@ -86,7 +89,7 @@ def _via(c):
 
 def _task(c):
     if c["task"] == "reorient" and c["ros"]:
-        return "--task reorient runs in the ROS-free loop (the node takes ~/base_attitude_target: docs/REORIENTATION.md)"
+        return "--task reorient runs in the ROS-free loop (the node takes ~/base_attitude_target: docs/results/reorientation.md)"
     if c["task"] == "end-effector" and (c["urdf"] or c["arm_urdf"]):
         return ("the end-effector task's target and gains are the package's robot's (panda_link8, 0.3 m away): "
                 "not with --urdf or --arm-urdf")

@@ -1,5 +1,5 @@
 """``fbc loops``: the in-process loop beside the DDS loop, on the machine as it is and beside CPU burners
-(``ros/loop_comparison.py``; docs/LOOPS.md and the README's table)."""
+(``ros/loop_comparison.py``; docs/results/loops.md and the README's table)."""
 from pathlib import Path
 
 from floating_base_control.cli._options import count, positive_count, writable_dir, writable_file

@@ -1,5 +1,5 @@
 """``fbc stability``: the margins of the default gains with the loop delay, and the in-process runs with and
-without it (``experiments/loop_delay.py``; docs/STABILITY.md)."""
+without it (``experiments/loop_delay.py``; docs/results/stability.md)."""
 from pathlib import Path
 
 

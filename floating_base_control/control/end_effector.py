@@ -38,6 +38,9 @@ Cartesian speeds), and the damping acts on ``V_w - V_r``, so a far target gives 
 torque step.  With the dynamically consistent null-space projector ``N^T = I - J*^T J*#^T``,
 ``J*# = Lambda_q^-1 J*^T (J* Lambda_q^-1 J*^T)^-1`` (``Lambda_q``: reduced shape inertia,
 eq. 19a).  ``g1`` and ``mu`` are the observer's estimates; nothing else of the base is used.
+
+One coherent module: one task law (the equations above), a short function per term, with
+the kinematics and the reachability check it needs and nothing else uses.
 """
 from dataclasses import dataclass
 
@@ -197,7 +200,7 @@ class PoseReference:
 #: Default impedance ``[rotation (N m/rad); translation (N/m)]`` per world axis, damping ratio and posture gains
 #: (N m/rad, N m s/rad, every joint): chosen by the analysis of the delayed loop (control/stability.py): on the
 #: orbital robot's end-effector task, gain margin above 3 and phase margin above 45 deg with one control period
-#: of loop delay, above 2 and 30 deg with a DDS loop's 3 ms more (docs/STABILITY.md).  About the flange's axis
+#: of loop delay, above 2 and 30 deg with a DDS loop's 3 ms more (docs/results/stability.md).  About the flange's axis
 #: the end effector's rotational task inertia is the hand's alone: a stiffer rotation runs out of phase.
 DEFAULT_STIFFNESS = (30.0, 30.0, 30.0, 2000.0, 2000.0, 2000.0)
 DEFAULT_DAMPING_RATIO = 0.7

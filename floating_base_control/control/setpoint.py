@@ -29,7 +29,7 @@ joint: the effort limit over the margin (joint 7 of a Panda: 120 N m/rad on 0.00
 damping is unstable at any scale of the two, and the effort over the velocity limit as a damping (4.6 N m
 s/rad) is a velocity loop at the stability boundary.  Given the joints' smallest inertias, ``K_lim`` and
 ``d_v`` are capped so that the wall's own loop has the required margins (``control/stability.py``,
-``limit_term_gains``; docs/STABILITY.md): a light joint's wall then stops less than the full effort at the hard
+``limit_term_gains``; docs/results/stability.md): a light joint's wall then stops less than the full effort at the hard
 limit.  Without the inertias (``TaskController(inertia=None)``) the terms are the uncapped ones and the wall
 has no damping of its own, as before the cap.
 

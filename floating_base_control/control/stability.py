@@ -48,7 +48,7 @@ defaults take ``D`` proportional to the diagonal of ``Lambda_q`` (the best diago
 robot's ``Lambda_q`` narrows ``delta_max / delta_min``, 15-16, by less than 10 %), ``delta_max =``
 :data:`JOINT_VELOCITY_BANDWIDTH` and ``zeta_min =`` :data:`JOINT_DAMPING_RATIO` over the configurations
 given: on the orbital robot's trajectory, the margins of :data:`REQUIRED` at one period and of
-:data:`REQUIRED_DDS` with :data:`DDS_LATENCY_S` more (docs/MOTION.md).
+:data:`REQUIRED_DDS` with :data:`DDS_LATENCY_S` more (docs/how-to/command-motion.md).
 
 **Hopper** (:func:`radial_loop`).  The radial spring of eq. 4.16 ([Feurstein2021]) acts on the CoM-foot
 distance ``r(q)``; in flight the knee's reduced inertia seen through ``dr/dq`` is a radial mass of about

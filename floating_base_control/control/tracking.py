@@ -3,7 +3,7 @@
 With the momentum compensation of eq. 45 (``tau = tau_c + tau_hat_i``) and ``F1 = 0``
 the shape row of eq. 18 reads ``Lambda_q qddot + Gamma_q(qdot) qdot + B~(mu) qdot = tau_c``
 (``i = 2``; for ``i = 1`` the ``B~`` term is cancelled too).  The tracking law is
-the PD+ law of Paden and Panja on these terms (see docs/ORBITAL.md, "Tracking")::
+the PD+ law of Paden and Panja on these terms (see docs/explanation/orbital.md, "Tracking")::
 
     tau_c = Lambda_q(q) qddot_r + Gamma_q(q, qdot) qdot_r + B~(q, mu_hat) qdot_r - K e - D edot,
     e = q - q_r,  edot = qdot - qdot_r

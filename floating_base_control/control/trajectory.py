@@ -39,6 +39,9 @@ with the reason, the current one kept) if its path, not only its waypoints,
 leaves the position range or exceeds the velocity or acceleration limits: each
 segment's extrema are computed exactly (:func:`polynomial_extremes`).  A
 set-point becomes a quintic rest-to-rest move whose duration keeps those limits.
+
+One coherent module: the trajectory, its interpolation and the checks joint_trajectory_controller's
+semantics ask of a command (start tolerance, stamps, limits along the path).
 """
 import copy
 from typing import NamedTuple, Optional

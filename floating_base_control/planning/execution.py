@@ -25,6 +25,9 @@ plan's joint trajectory with the compensation of [Mishra2023] eq. 45).  Given a 
 * **A new target** while a plan runs: at the next cycle boundary the running loop's next cycle brings the arm
   to rest (no new loop), then a plan for the new target starts from rest.  A target the planner refuses (out of
   reach within the limits) is reported with the planner's reason (:attr:`ReorientTask.refusals`), the arm held.
+
+One coherent module: the executor's protocol with its planner (requests, results, the in-process planner)
+and the motion task that drives it, one state machine over the plan's cycles.
 """
 import itertools
 import math

@@ -13,9 +13,11 @@ and resumes when the inputs are good again.  It also keeps the loop statistics
 Every controller node has a ``model`` (set before :meth:`start`), joint
 states on ``joint_states_topic`` (mapped by name, checked, stamped:
 :meth:`on_joint_state`) and a watchdog over named input streams, which decides
-``input_reasons``; subclasses implement ``configure``, ``apply_parameters``,
-``control``, ``on_fault``, ``safe_commands``, ``publish_commands`` and
-``diagnostic_values``, and may check parameter values with ``check_parameters``.
+``input_reasons``.  :class:`ControlNode` is abstract: a subclass implements its
+hooks ``configure``, ``apply_parameters``, ``control``, ``safe_commands``,
+``publish_commands`` and ``diagnostic_values`` (abstract methods), and may
+override ``check_parameters``, ``on_fault`` and ``after_tick`` (documented
+defaults: accept, nothing, nothing); ``control`` sets ``saturated``.
 An exception in the control step is reported like unusable input (safe command,
 ``/diagnostics``); leaving the active state (deactivate, shutdown, SIGINT, SIGTERM)
 stops the ticks, then sends zero commands once and waits (briefly) until every
@@ -44,10 +46,15 @@ command, for ``REFUSAL_HOLD`` s; an input topic with more than one publishing
 node, while it has, with their names) is WARN and never escalates: control is
 not affected.  Messages carry no running numbers (aggregators and operators
 compare them); durations and counters are key-values.
+
+One coherent module: the one place where a tick's safety is decided; lifecycle, parameter
+changes, input checks, the safe command and the diagnostics act on the same per-tick state (the
+watchdog, the reasons, the events), so split they would read each other's attributes.  The loop
+statistics are apart (``loop_stats.py``).
 """
+import abc
 import functools
 import time
-from collections import deque
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
@@ -57,8 +64,8 @@ from sensor_msgs.msg import JointState
 
 from floating_base_control.control.plausibility import JointLimitCheck, stamp_problem
 from floating_base_control.control.watchdog import Watchdog
+from floating_base_control.ros.loop_stats import LoopStats
 from floating_base_control.ros.realtime import CollectBetweenTicks
-from floating_base_control.results import write_csv
 from floating_base_control.validation import FloatingBaseError, InputError
 from floating_base_control.ros import messages as m
 from floating_base_control.ros import runtime as rt
@@ -87,7 +94,9 @@ def _destroyed_on_failure(init):
     return init_or_destroy
 
 
-class ControlNode(LifecycleNode):
+class ControlNode(LifecycleNode, metaclass=abc.ABCMeta):
+    """The base of the controller nodes (module docstring); a subclass implements the hooks below."""
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
@@ -104,6 +113,7 @@ class ControlNode(LifecycleNode):
         self.command_publishers = []
         self.tick_on_input = False
         self.last_tick = -np.inf
+        self.saturated = False            # the last command hit a torque limit (set by ``control``)
         self.collector = CollectBetweenTicks()
         self.add_on_set_parameters_callback(self._validate)
         self.add_post_set_parameters_callback(self._apply_accepted)
@@ -126,6 +136,48 @@ class ControlNode(LifecycleNode):
         names = list(self.model.joint_names)
         return [names.index(j) for j in m.joint_order(self._p("joints"), names)]
 
+    # -- the hooks a subclass provides ------------------------------------------------
+
+    @abc.abstractmethod
+    def configure(self):
+        """Create the node's own publishers, subscriptions and controller (``on_configure``, after the
+        base's joint-state subscription and watchdog); list the command publishers in ``command_publishers``."""
+
+    @abc.abstractmethod
+    def apply_parameters(self):
+        """Take the current parameter values (after ``configure``, and after every accepted change;
+        a :class:`FloatingBaseError` is logged, the node goes on)."""
+
+    @abc.abstractmethod
+    def control(self, now):
+        """The control step at time ``now`` (s), inputs usable: the commands (list of arrays, the order
+        ``publish_commands`` takes); sets ``saturated``.  An exception or a non-finite command gives the
+        safe command."""
+
+    @abc.abstractmethod
+    def safe_commands(self, now):
+        """The commands sent while the inputs are unusable (zeroed when the node stops)."""
+
+    @abc.abstractmethod
+    def publish_commands(self, commands):
+        """Publish the commands (from ``control`` or ``safe_commands``)."""
+
+    @abc.abstractmethod
+    def diagnostic_values(self):
+        """The node's own key-values on ``/diagnostics`` ``{name: value}``."""
+
+    def check_parameters(self, new):
+        """Why the new values ``{name: value}`` (set together, the others unchanged) are not
+        acceptable (``None`` if they are)."""
+        return None
+
+    def on_fault(self, now):
+        """A tick sends the safe command (inputs unusable, or the control step failed): keep the
+        subclass' state consistent (e.g. consume queued samples).  Default: nothing."""
+
+    def after_tick(self, now):
+        """After a successful tick's command is out: work that need not delay it."""
+
     # -- parameters -------------------------------------------------------------------
 
     def _validate(self, params):
@@ -147,11 +199,6 @@ class ControlNode(LifecycleNode):
             self.apply_parameters()
         except FloatingBaseError as exc:
             self.get_logger().error(f"parameters {[p.name for p in params]} accepted but not applied: {exc}")
-
-    def check_parameters(self, new):
-        """Why the new values ``{name: value}`` (set together, the others unchanged) are not
-        acceptable (``None`` if they are)."""
-        return None
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -375,9 +422,6 @@ class ControlNode(LifecycleNode):
             self.after_tick(now)
         self.stats.record_after(time.perf_counter() - started, self.collector.after_tick())
 
-    def after_tick(self, now):
-        """After a successful tick's command is out: work that need not delay it."""
-
     def _report_transition(self, reasons):
         if reasons:
             self.get_logger().warning(f"safe command: {'; '.join(reasons)}", throttle_duration_sec=1.0)
@@ -425,46 +469,3 @@ class ControlNode(LifecycleNode):
             level = m.ERROR if problems and duration > self._p("diagnostics.error_after") else m.WARN
             return level, "; ".join(problems + notices), duration
         return m.OK, "controlling", duration
-
-
-class LoopStats:
-    """Tick period, compute time, input age and saturation over the last ticks (and, if
-    ``keep_all``, of every tick, for a timing log)."""
-
-    def __init__(self, window=2000, keep_all=False):
-        self.times, self.ages, self.sat, self.compute = (deque(maxlen=window) for _ in range(4))
-        self.all = [] if keep_all else None
-
-    def record(self, t, age, saturated, compute):
-        self.times.append(t)
-        self.ages.append(age)
-        self.sat.append(saturated)
-        self.compute.append(compute)
-        if self.all is not None:
-            self.all.append([t, compute, age, 0.0, 0.0])
-
-    def record_after(self, after, gc_pause):
-        """Time spent after the last tick's command: ``after_tick`` and garbage collection (s)."""
-        if self.all is not None:
-            self.all[-1][3:] = after, gc_pause
-
-    def write(self, path):
-        """CSV of every tick: time, compute time (to the command), input age, time after the command
-        (estimates, ...) and garbage collection after the tick (s)."""
-        t, compute, age, after, gc_pause = np.array(self.all).reshape(-1, 5).T
-        write_csv(path, {"t": t, "compute_s": compute, "joint_state_age_s": age, "after_tick_s": after,
-                         "gc_s": gc_pause})
-
-    def summary(self):
-        if len(self.times) < 3:
-            return dict(rate_hz=0.0, period_p99_ms=float("nan"), period_max_ms=float("nan"),
-                        compute_p99_ms=float("nan"), age_ms=float("nan"), saturated=0.0)
-        periods = np.diff(self.times) * 1e3
-        ages = np.array(self.ages)
-        ages = ages[np.isfinite(ages)]
-        span = self.times[-1] - self.times[0]
-        return dict(rate_hz=(len(self.times) - 1) / span if span > 0 else 0.0,
-                    period_p99_ms=float(np.percentile(periods, 99)), period_max_ms=float(periods.max()),
-                    compute_p99_ms=float(np.percentile(self.compute, 99)) * 1e3,
-                    age_ms=float(ages.mean()) * 1e3 if ages.size else float("nan"),
-                    saturated=float(np.mean(self.sat)))

@@ -136,9 +136,6 @@ class HopperControllerNode(ControlNode):
         self.saturated = cmd.saturated
         return [cmd.tau, np.array([cmd.base_torque])]
 
-    def on_fault(self, now):
-        pass
-
     def safe_commands(self, now):
         return [np.zeros(self.model.n), np.zeros(1)]
 

@@ -1,6 +1,6 @@
 """The ROS message edge: ROS messages <-> the package's notation, and their checks.
 
-Every conversion between a ROS message and the core's types is here (docs/CONVENTIONS.md):
+Every conversion between a ROS message and the core's types is here (docs/reference/conventions.md):
 poses and twists (``geometry_msgs``: quaternion x, y, z, w; Odometry twists in the child
 frame, the body), joint states matched by name, effort commands, time stamps and
 diagnostics.  Message objects are read and written duck-typed; the only imports are message

@@ -1,4 +1,4 @@
-"""The controller node's motion commands (docs/MOTION.md): topics, the ``task`` parameter, tracking error.
+"""The controller node's motion commands (docs/how-to/command-motion.md): topics, the ``task`` parameter, tracking error.
 
 Subscribes  ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory, taken as ros2_control's
             joint_trajectory_controller takes it, ``control/trajectory.py``: joints by name in any
@@ -14,7 +14,7 @@ Publishes   ``~/tracking_error`` (std_msgs/Float64MultiArray: ``q - q_r`` in the
             ``end_effector``) and ``~/reorientation`` (diagnostic_msgs/DiagnosticStatus: the reorientation's
             state, progress and result, WARN while a target is refused).
 
-The reorientation (``planning/execution.py``'s :class:`ReorientTask`, docs/REORIENTATION.md) plans in a worker
+The reorientation (``planning/execution.py``'s :class:`ReorientTask`, docs/results/reorientation.md) plans in a worker
 process (``planning/worker.py``, started with the task): the tick only queues requests and takes results; a
 target the planner cannot reach within the limits is refused with its reason, as the commands below are.
 

@@ -9,7 +9,7 @@ simulator's ground truth and to what the controller publishes, and the report
 is the same as the ROS-free runner's (``experiments/orbital/scenario.py``), computed by the same
 functions.
 
-With a motion task (:func:`run` with ``task``, docs/MOTION.md) the demo is also the client: it
+With a motion task (:func:`run` with ``task``, docs/how-to/command-motion.md) the demo is also the client: it
 publishes the joint trajectory on ``~/joint_trajectory``, or switches the controller's ``task``
 parameter to ``end_effector`` and publishes the target on ``~/target_pose``, at the times of the
 ROS-free demo (``experiments/orbital/tasks.py``), and judges the result on the simulator's ground truth.

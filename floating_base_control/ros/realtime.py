@@ -63,7 +63,7 @@ def fifo_scheduling(priority):
     """Run every thread of this process under ``SCHED_FIFO`` at ``priority`` (1-99); threads started
     later inherit it.  What a hardware driver's loop and ros2_control's controller manager (priority 50)
     ask for: on two cores shared by a simulator and a controller at 1 kHz, ordinary scheduling left 2-4 %
-    of the periods without a control step (measured, docs/ROS.md).  All threads, not only the loop's: the DDS
+    of the periods without a control step (measured, docs/reference/ros.md).  All threads, not only the loop's: the DDS
     threads that deliver its messages must not wait either.  Returns ``None``, or why it could not
     (the process keeps ordinary scheduling): Linux only, and only with the permission (root, CAP_SYS_NICE
     or an ``rtprio`` limit, ``/etc/security/limits.conf``)."""

@@ -16,7 +16,7 @@ controller's model is still the 3D free-flyer and reads 6-D odometry.  With
 ``base="free"`` the base has MuJoCo's free joint and only symmetry keeps the motion in
 the plane: that holds while hopping, but a point-foot monopod standing still is a
 lateral inverted pendulum (e-folding time ``sqrt(h/g)``, about 0.1 s) that nothing
-stabilises, so it falls sideways from round-off within seconds (docs/HOPPER.md).
+stabilises, so it falls sideways from round-off within seconds (docs/explanation/hopper.md).
 
 **Floor.** The thesis prints ``F^y = max(K o^y - D odot^y, 0)``, which pulls a foot that
 penetrates; the sign is fixed here so that the floor pushes out of the ground:
@@ -38,6 +38,9 @@ position-update error.
 **Cost.** A step is MuJoCo's two stages and, around them, a few calls that take MuJoCo's arrays as
 they are: the sensors and the work are compiled kernels (``compiled.py``) that add up with numpy's
 BLAS as the numpy expressions did; the foot's Jacobian is computed only while the floor acts.
+
+One coherent module: the hopper's MuJoCo plant, its floor, base actuator and sensors, built
+into one MuJoCo model; the step's kernels read that model's arrays.
 """
 import math
 from dataclasses import dataclass

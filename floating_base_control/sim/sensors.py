@@ -11,6 +11,9 @@
   translation of an attitude-only sample is NaN: the observer keeps its own);
 * no base velocity.
 
+A pose sensor model is a class taking :class:`PoseSensor`'s parameters, with its ``due``, ``sample`` and
+``deliver``; registered (:func:`register_pose_sensor`), a scenario names it (``OrbitalScenario.pose_sensor``).
+
 All randomness comes from ``numpy.random.Generator``s owned by the sensor, so
 a scenario with a seed is reproducible; the optional effects draw from a
 generator of their own, so that the default sensors' noise does not change.
@@ -22,6 +25,23 @@ import numpy as np
 
 from floating_base_control.compiled import B, F, R1, W1, kernel
 from floating_base_control.lie import exp
+from floating_base_control.validation import InputError
+
+#: name -> pose sensor model (a class, see the module docstring), in the order they were registered.
+POSE_SENSORS = {}
+
+
+def register_pose_sensor(cls):
+    """Class decorator: make the pose sensor model ``cls`` available by its class name; returns it."""
+    POSE_SENSORS[cls.__name__] = cls
+    return cls
+
+
+def pose_sensor_model(name):
+    """The registered pose sensor model called ``name``."""
+    if name not in POSE_SENSORS:
+        raise InputError(f"pose_sensor must be one of {tuple(POSE_SENSORS)}, got {name!r}")
+    return POSE_SENSORS[name]
 
 
 @dataclass
@@ -69,6 +89,7 @@ def quantized_differentiation(q, resolution, dt, alpha, q_prev, first, q_m, qdot
             qdot[j] += (((q_m[j] - q_prev[j]) / dt) - qdot[j]) * alpha
 
 
+@register_pose_sensor
 @dataclass
 class PoseSensor:
     """Slow, noisy, delayed base pose: ``g_meas = g1 exp([n_rot; n_pos])`` (body-frame noise).

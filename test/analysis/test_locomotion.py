@@ -143,7 +143,7 @@ def test_sec_vb_exact_displacement_and_stokes_estimate(lwr):
     angle = np.degrees((exact.inv() * Rotation.from_matrix(est.dg[:3, :3])).magnitude())
     yaw = exact.as_euler("XYZ", degrees=True)[2]
     # The paper: yaw -13.73 deg with DLR's LWR model, Stokes off by 1.045 deg, error 0.017; here
-    # Gaz et al.'s LWR (docs/GEOMETRY.md), values pinned to catch any change of the formulas.
+    # Gaz et al.'s LWR (docs/explanation/geometry.md), values pinned to catch any change of the formulas.
     assert yaw == pytest.approx(-11.851, abs=2e-3), f"exact yaw {yaw:.4f} deg"
     assert angle == pytest.approx(0.1910, abs=5e-4), f"Stokes estimate off by {angle:.4f} deg"
     assert np.abs(est.zeta[3:]).max() < 1e-12, "no translation in the virtual chassis"

@@ -296,7 +296,7 @@ def test_a_target_within_range_past_the_arms_stretch_is_refused_at_the_singulari
 
 def test_a_near_target_is_reached_unless_the_tumble_outruns_a_slow_approach(orbital, start):
     """Held still in the world while the base tumbles at 10 deg/s, the arm runs out of range within seconds
-    (docs/MOTION.md: a 2.4 s hold): the same 5 cm target is reachable at 0.1 m/s, not at 2 mm/s."""
+    (docs/how-to/command-motion.md: a 2.4 s hold): the same 5 cm target is reachable at 0.1 m/s, not at 2 mm/s."""
     q, g_e, h = start
     target = moved(g_e, [0.0, -0.05, 0.0], 0.17)
     for momentum in (np.zeros(6), h):

@@ -1,4 +1,4 @@
-"""Every row of docs/CONVENTIONS.md, pinned against the other library's own behaviour."""
+"""Every row of docs/reference/conventions.md, pinned against the other library's own behaviour."""
 import mujoco
 import numpy as np
 import pinocchio as pin

@@ -36,3 +36,16 @@ def test_every_path_named_in_docs_and_docstrings_exists():
                for name in sorted(set(PATH.findall(text)))
                if not name.startswith(NOT_OURS) and not exists(name, document)]
     assert missing == []
+
+
+#: A Markdown link or image: ``[text](target)``.
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_relative_link_of_the_markdown_resolves():
+    """Links between pages (``[the ROS 2 interface](../reference/ros.md)``) resolve from the page."""
+    pages = [ROOT / "README.md", ROOT / "examples" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    broken = [f"{page.relative_to(ROOT)}: {target}" for page in pages if page.exists()
+              for target in LINK.findall(page.read_text())
+              if not re.match(r"[a-z]+:|#", target) and not (page.parent / target.partition("#")[0]).exists()]
+    assert broken == []

@@ -1,6 +1,6 @@
 """One ordering in the package, [Mishra2023]'s ``[omega; v]``: Pinocchio's ``[v; omega]`` is reordered only in
 ``conventions.py``, and only the control tick's compiled kernels (and the buffers they fill) work in it; the
-modules below say so, and docs/CONVENTIONS.md lists the same ones."""
+modules below say so, and docs/reference/conventions.md lists the same ones."""
 import ast
 import re
 from pathlib import Path
@@ -91,7 +91,7 @@ def test_only_the_kernels_speak_pinocchios_order():
 
 
 def test_the_conventions_page_lists_the_modules_in_pinocchios_order():
-    page = (PACKAGE.parent / "docs" / "CONVENTIONS.md").read_text()
+    page = (PACKAGE.parent / "docs" / "reference" / "conventions.md").read_text()
     missing = [name for name in (EDGE, *PINOCCHIO_ORDER) if f"`{name}`" not in page]
     assert missing == []
     assert all((PACKAGE / name).exists() for name in PINOCCHIO_ORDER)

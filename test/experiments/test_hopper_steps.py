@@ -3,7 +3,7 @@ thesis' Exp VI figures ([Feurstein2021] Sect. 4.3.2).
 
 Every experiment of the thesis (prismatic I-III, revolute I-VI) runs at its default step
 (``Experiment.timestep``: 0.1 ms, 0.05 ms for revolute Exp III) and at one 4x smaller, over a
-window that decides its verdict (docs/HOPPER.md, "Step convergence"):
+window that decides its verdict (docs/explanation/hopper.md, "Step convergence"):
 
 * an experiment that falls runs until it falls at both steps (the window only bounds the run);
 * one that does not fall runs through its first hop: its full duration at both steps (6 or 20 s)

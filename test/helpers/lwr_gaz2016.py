@@ -162,7 +162,7 @@ HEADER = """<?xml version="1.0"?>
   axes, triangle inequalities with a 1e-7 kg m^2 margin).  Masses and CoMs are
   unchanged.  Kinematics and limits: CentroEPiaggio/kuka-lwr (commit 00915b55).
   Base: CoM at the base frame origin, the arm mounted there (the paper does not
-  say where; see docs/GEOMETRY.md).
+  say where; see docs/explanation/geometry.md).
 -->
 <robot name="lwr4_free_floating">
 """

@@ -122,7 +122,7 @@ def code_topics(node, specs):
 
 
 def test_the_sros2_policy_allows_each_node_exactly_the_topics_its_code_uses(specs):
-    """config/sros2_policy.xml (docs/ROS.md; untested with DDS-Security here) against the nodes' code."""
+    """config/sros2_policy.xml (docs/reference/ros.md; untested with DDS-Security here) against the nodes' code."""
     import xml.etree.ElementTree as ET
     enclaves = ET.parse(ROOT / "config" / "sros2_policy.xml").getroot().find("enclaves")
     assert sorted(e.get("path") for e in enclaves) == sorted(f"/floating_base_control/{n}" for n in NODE_MODULES)

@@ -92,3 +92,12 @@ def test_hold_on_activate_sets_every_setpoint_to_the_measured_position_within_it
     assert np.array_equal(setpoints, np.clip(q, lo, hi)) and setpoints[6] == hi[6]
     assert np.array_equal(node.controller.q_d, setpoints)
     node.destroy_node()
+
+
+def test_the_hooks_are_declared_and_both_controller_nodes_implement_them():
+    from floating_base_control.ros.controller_base import ControlNode
+    assert ControlNode.__abstractmethods__ == {"configure", "apply_parameters", "control", "safe_commands",
+                                              "publish_commands", "diagnostic_values"}
+    assert not ControllerNode.__abstractmethods__ and not HopperControllerNode.__abstractmethods__
+    with pytest.raises(TypeError, match="abstract"):
+        ControlNode("incomplete", [])

@@ -1,4 +1,4 @@
-"""The ROS message edge (docs/CONVENTIONS.md, ROS rows): poses, twists, joint states by name."""
+"""The ROS message edge (docs/reference/conventions.md, ROS rows): poses, twists, joint states by name."""
 import numpy as np
 import pinocchio as pin
 import pytest

@@ -93,7 +93,7 @@ def ns(msg):
 
 
 def flights(stamps, force):
-    """Flights of at least 30 ms (docs/HOPPER.md's hops) in a foot force series: runs of zero force."""
+    """Flights of at least 30 ms (docs/explanation/hopper.md's hops) in a foot force series: runs of zero force."""
     air = np.r_[False, np.asarray(force) <= 0.0, False]
     edges = np.flatnonzero(np.diff(air.astype(int)))
     t = np.r_[np.asarray(stamps) * 1e-9, np.inf]
@@ -104,7 +104,7 @@ def test_the_hopper_hops_over_ros_as_the_in_process_loop_bit_for_bit(hopper):
     """Exp VI over ROS for HOPPED s of simulated time, where it used to blow up: every state received is
     the in-process loop's, bit for bit, the first answering t = 0 (the simulator waited for the controller,
     however long it took to come up).  A step on one stale command, one tick late, would show as ~1e-7 m.
-    The loop hops: no fall, a flight every ~0.39 s (51 in 20 s, docs/HOPPER.md), forward."""
+    The loop hops: no fall, a flight every ~0.39 s (51 in 20 s, docs/explanation/hopper.md), forward."""
     assert hopper.wait_for(lambda: hopper.odometry and ns(hopper.odometry[-1]) >= HOPPED * 1e9,
                            timeout=60.0 + 20.0 * HOPPED), f"the simulation did not reach {HOPPED:g} s"
     # the states the client received (a difference of 1e-16 anywhere grows, in this gait, to millimetres

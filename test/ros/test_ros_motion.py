@@ -3,7 +3,7 @@ a client would (a JointTrajectory, a MoveIt-shaped one replaced mid-way, a PoseS
 judged on the simulator's ground truth; refused commands show on /diagnostics with their reason.
 
 The simulated robot tumbles at 1 % of the paper's locked velocity (0.1 deg/s): a world-fixed end-effector
-target can be held only while the joints keep up with the tumble (docs/MOTION.md), here for minutes.
+target can be held only while the joints keep up with the tumble (docs/how-to/command-motion.md), here for minutes.
 
 The loop runs in lockstep on the simulator's clock (``publish_clock``, ``use_sim_time``, one tick per joint
 state): stamps, the trajectories' time and the watchdogs are simulated time, so a loaded machine slows the run

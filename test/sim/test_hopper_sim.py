@@ -54,7 +54,7 @@ def test_revolute_exp_iv_rotates_a_few_degrees_per_flight(revolute_iv):
     flight" and almost hops in place.  Under the foot_force contact rule, not the first flight
     after the drop: the touchdown impact's -8.3e-3 N m s (test above) is undone in stance and at
     lift-off up to a residue that the floor's details decide, and it turns the leg by 19 deg
-    (docs/HOPPER.md, the floor table)."""
+    (docs/explanation/hopper.md, the floor table)."""
     exp, (log, flows, meta) = revolute_iv
     summary = summarize(exp, log, flows, meta)
     rotations = summary["flight_rotations_deg"]
@@ -68,7 +68,7 @@ def test_first_touchdown_is_the_plastic_sticking_impact():
     """The stiff viscoelastic floor stops the foot dead at the first touchdown of Exp I-IV: 1 ms
     later the angular momentum about the CoM and the horizontal CoM velocity are those of the
     rigid plastic impact (dynamics/impact.py, computed from the controller's Pinocchio model).
-    This is the -8.3e-3 N m s the first stance has to undo (docs/HOPPER.md), whatever the floor's
+    This is the -8.3e-3 N m s the first stance has to undo (docs/explanation/hopper.md), whatever the floor's
     details, as long as it holds the foot."""
     exp = experiment("revolute", "IV")
     model = hopper_model("revolute", exp.gravity)

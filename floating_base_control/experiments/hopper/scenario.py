@@ -1,7 +1,7 @@
 """The hopping experiments of Feurstein [Feurstein2021], Tables 4.7-4.8 and 4.12-4.13, run on
 the MuJoCo plant with the controller of ``robots/hopper/controller.py``, at the step ``TIMESTEP``.
 
-Choices where the thesis is ambiguous (docs/HOPPER.md has the evidence):
+Choices where the thesis is ambiguous (docs/explanation/hopper.md has the evidence):
 
 * ``g``: the prismatic tables are consistent with 9.8 (``E_0 = 2.9047`` is the
   initial gravity potential at 9.8 to 5 digits), the revolute ones with 9.81
@@ -39,7 +39,7 @@ from floating_base_control.sim.loop import CommandDelay, loop_delay_steps
 EXPERIMENT_NAMES = ("I", "II", "III", "IV", "V", "VI")
 
 #: MuJoCo step of the experiments, s, but for revolute Exp III (``REVOLUTE_III_STEP``): each
-#: verdict (falls or not, hop count) is the same at a 4x smaller step (docs/HOPPER.md, "Step
+#: verdict (falls or not, hop count) is the same at a 4x smaller step (docs/explanation/hopper.md, "Step
 #: convergence"; test_hopper_steps.py).
 TIMESTEP = 1e-4
 #: Revolute Exp III's step, s: at 0.1 ms its hop count before the fall is not converged (5 to 10

@@ -44,7 +44,7 @@ from floating_base_control.validation import InputError
 from floating_base_control.sim.friction import SigmoidFriction
 from floating_base_control.sim.loop import CommandDelay, loop_delay_steps
 from floating_base_control.sim.plant import MujocoPlant
-from floating_base_control.sim.sensors import JointEncoders, PoseSensor
+from floating_base_control.sim.sensors import JointEncoders, pose_sensor_model
 from floating_base_control.experiments.orbital import verdicts
 from floating_base_control.experiments.orbital.dispersions import controller_model
 
@@ -68,6 +68,7 @@ class OrbitalScenario:
     pose_rate_jitter: float = 0.0            #: relative jitter of the sample period
     pose_latency_jitter_s: float = 0.0       #: extra latency, uniform in [0, this]
     pose_dropout: float = 0.0                #: probability that a pose sample is lost
+    pose_sensor: str = "PoseSensor"          #: the pose sensor model (sim/sensors.py's POSE_SENSORS)
     q_noise: float = 0.0                     #: rad
     qdot_noise: float = 1e-3                 #: rad/s
     encoder_resolution: float = 0.0          #: rad; > 0: quantized q, qdot by filtered differentiation
@@ -154,11 +155,11 @@ def run(scenario, progress=None, motion=None, evaluate=None, until=None):
     encoders = JointEncoders(scenario.q_noise, scenario.qdot_noise, seed=scenario.seed * 2 + 1,
                              resolution=scenario.encoder_resolution, dt=dt,
                              velocity_filter_hz=scenario.velocity_filter_hz)
-    pose_sensor = PoseSensor(scenario.pose_rate_hz, scenario.pose_rotation_noise,
-                             scenario.pose_position_noise, scenario.pose_latency_s, seed=scenario.seed * 2 + 2,
-                             attitude_bias=scenario.pose_attitude_bias, bias_time_s=scenario.pose_bias_time_s,
-                             position=scenario.pose_position, rate_jitter=scenario.pose_rate_jitter,
-                             latency_jitter_s=scenario.pose_latency_jitter_s, dropout=scenario.pose_dropout)
+    pose_sensor = pose_sensor_model(scenario.pose_sensor)(
+        scenario.pose_rate_hz, scenario.pose_rotation_noise, scenario.pose_position_noise, scenario.pose_latency_s,
+        seed=scenario.seed * 2 + 2, attitude_bias=scenario.pose_attitude_bias, bias_time_s=scenario.pose_bias_time_s,
+        position=scenario.pose_position, rate_jitter=scenario.pose_rate_jitter,
+        latency_jitter_s=scenario.pose_latency_jitter_s, dropout=scenario.pose_dropout)
     gains = ShapeGains(scenario.stiffness, scenario.damping, integral_gains(scenario))
     controller = OrbitalController(model, scenario.q_d, gains, scenario.observer, scenario.compensation,
                                    motion=motion, control_period=1.0 / scenario.control_rate_hz)

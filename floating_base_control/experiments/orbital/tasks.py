@@ -206,7 +206,7 @@ def build(task, scenario, model, settings):
 def task_scenario(scenario, task, settings):
     """``scenario`` with the task's observer: the end effector's accuracy is the observer's attitude estimate
     seen through the arm's lever, and a hold keeps the joints moving at ~1 rad/s, where the default observer
-    (1 rad/s attitude bandwidth) lags by 2-3 mrad (docs/MOTION.md); other tasks keep the scenario's."""
+    (1 rad/s attitude bandwidth) lags by 2-3 mrad (docs/how-to/command-motion.md); other tasks keep the scenario's."""
     if task != "end-effector":
         return scenario
     return replace(scenario, observer=ObserverGains(*settings.ee_observer))

@@ -14,12 +14,12 @@ class ContactDetector:
     the odometry frame), the foot height estimated from odometry and encoders (base pose and
     the foot's forward kinematics).  This is the thesis' floor flag ``o^y_if <= 0`` (Sect.
     4.1.4), the rule under which the controller's phases are the floor's: it reproduces the
-    thesis' Exp VI energy figures (docs/HOPPER.md).  A sampled controller holds its command
+    thesis' Exp VI energy figures (docs/explanation/hopper.md).  A sampled controller holds its command
     for ``hold`` seconds (its period): stance then also needs the foot, moving at its
     estimated vertical rate, to be on the floor still at the end of the hold.  Otherwise the
     stance command (the polar spring's base torque) would act on a hopper in the air for up to
     a period after lift-off, an external torque that turns its flight: at 1 kHz this alone
-    makes the Exp VI gait diverge (docs/HOPPER.md, "Control rate").  ``hold = 0``: the flag
+    makes the Exp VI gait diverge (docs/explanation/hopper.md, "Control rate").  ``hold = 0``: the flag
     as it is (a continuous controller).
 
     ``"foot_force"``: from a foot force sensor, with hysteresis and a minimum phase time.
