@@ -407,7 +407,7 @@ def _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles, 
             break
         i = fits[0]
         search = loops.for_axis(rotation_vector(needed[i]))
-        loop, n, _ = search.land(rotation_vector(needed[i]), cycles)
+        loop, n, _ = search.land(rotation_vector(needed[i]), cycles, grow=False)     # screening: the fast way
         loop_time = _trajectory(q0, loop, [], limits).duration
         if loop_time + move_time <= grid[i] * (1 - MOMENTUM_SLACK):
             found = _momentum_corrected(model, q0, target, J, search, cycles or n, moves, R_moves, limits, grid[i],
@@ -605,7 +605,7 @@ class _AxisLoops:
         """Coefficients of a cycle turning the base by exactly ``phi_target``, more than the fastest loop turns, or
         ``None``: the fastest loop grown until it turns that much about the axis (:meth:`_LoopFamily.grown`), the
         shortest such cycle from there (:meth:`_LoopFamily.fastest`), landed; kept if its rate at constant path speed
-        is at least ``GROWN_RATE`` times the fastest's (fewer, larger cycles, not a slower plan)."""
+        is at least ``GROWN_RATE`` times the fastest's (fewer, larger cycles, not a much slower plan)."""
         loops = self.loops
         family = _LoopFamily(loops.model, loops.q0, self.joints, self.family.shape[0] // 2, loops.limits, self.axis,
                              loops.clearance, avoid_base=True, clearance_samples=CLEARANCE_SAMPLES)
@@ -618,11 +618,13 @@ class _AxisLoops:
             return None
         return c
 
-    def land(self, theta, cycles=None, start=None):
+    def land(self, theta, cycles=None, start=None, grow=True):
         """``(loop, cycles, phi)``: ``cycles`` cycles of ``loop`` turn the base by ``exp(theta)``, ``phi =
         theta / cycles`` each (zero momentum); ``cycles`` is the number the fastest loop needs rounded down less
         one (a loop grown for it, :meth:`_grown`, if within ``GROWTH``), rounded down (a larger loop may do with
-        one fewer: fewer, larger cycles are faster than more, smaller ones) or up, or at least the given number.  ``start``: a loop of the family to land from (continuation)."""
+        one fewer: fewer, larger cycles are faster than more, smaller ones) or up, or at least the given number.
+        ``start``: a loop of the family to land from (continuation); ``grow``: whether to try the grown loop (the
+        momentum plan's screening of end times lands many targets: without)."""
         max_cycles = self.loops.max_cycles
         names = [self.loops.model.joint_names[j] for j in self.joints]
         needed = np.linalg.norm(theta) / max(self.per_cycle, 1e-300)
@@ -633,7 +635,7 @@ class _AxisLoops:
                              f"{math.degrees(np.linalg.norm(theta)):.4g} deg would need {needed:.4g} cycles "
                              f"(max_cycles {max_cycles})")
         first = cycles or max(1, math.floor(needed))   # the needed number rounded down may land on a larger loop
-        if cycles is None and start is None and first > 1 and needed / (first - 1) <= GROWTH:
+        if grow and cycles is None and start is None and first > 1 and needed / (first - 1) <= GROWTH:
             c = self._grown(theta / (first - 1))      # one cycle fewer still, of a loop grown for it
             if c is not None:
                 return self.family.loop(c, first - 1), first - 1, theta / (first - 1)
