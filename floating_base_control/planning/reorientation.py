@@ -25,7 +25,13 @@ area integral of the curvature (Theorem 2, eq. 11).  :func:`plan_reorientation` 
    shortest loop SLSQP finds for ``theta / N``), on an integration refined until it is converged.
    All cycles are the same loop, repeated as [Vafa1990]'s cyclic motions, so there is no fractional last
    cycle; rotations about any axis come from one loop in several joints (its projected areas in the
-   joint planes combine, including the non-commuting parts that eq. 11 misses).
+   joint planes combine, including the non-commuting parts that eq. 11 misses).  One cycle fewer still
+   (at most ``GROWTH`` times the fastest loop's rotation per cycle) is tried first with a loop grown for it:
+   SLSQP from the fastest loop raises its rotation about the axis to ``theta / N`` within the position
+   limits and the clearance (from a loop within them, where a scaled loop outside them may not come
+   back), then the shortest such cycle, landed; it is kept if its rate is at least ``GROWN_RATE`` of the
+   fastest's.  About the orbital robot's x-y axes the fastest loop is small (~5 deg per cycle, against
+   11 about z), and the grown one halves the cycles at about the same rate.
 4. **Timing.**  The ``N`` cycles are timed as one path from rest to rest, time-optimally within the
    speed and acceleration limits [Pham2018] (``timing.py``); at zero momentum the rotation depends on
    the path only, so the timing does not change it.  A different final shape adds a straight move at
@@ -84,6 +90,11 @@ SHRINK_BISECTIONS = 10
 #: Distance (m) kept between the base's and the arm's collision geometries, by default; the samples per cycle
 #: of its constraint (its evaluation dominates a search that needs it).
 CLEARANCE, CLEARANCE_CONSTRAINT_SAMPLES = 0.02, 64
+#: A loop grown beyond the fastest one (:meth:`_AxisLoops.land`): at most this many times its rotation per cycle,
+#: at least this fraction of its rate.  Its clearance constraint is on the samples the check uses
+#: (``CLEARANCE_SAMPLES``): a large loop sweeps the arm past the base between 64 samples (~2 cm closer than they
+#: say on the orbital robot), and between 256 by enough to fail the check.
+GROWTH, GROWN_RATE = 2.5, 0.8
 #: Timing grid intervals per cycle.
 TIMING_INTERVALS = 256
 #: Rotation-vector tolerance (rad) of one cycle when landing, and of the integration's discretization (the
@@ -396,7 +407,7 @@ def _momentum_plan(model, q0, target, J, loops, moves, R_moves, limits, cycles, 
             break
         i = fits[0]
         search = loops.for_axis(rotation_vector(needed[i]))
-        loop, n, _ = search.land(rotation_vector(needed[i]), cycles)
+        loop, n, _ = search.land(rotation_vector(needed[i]), cycles, grow=False)     # screening: the fast way
         loop_time = _trajectory(q0, loop, [], limits).duration
         if loop_time + move_time <= grid[i] * (1 - MOMENTUM_SLACK):
             found = _momentum_corrected(model, q0, target, J, search, cycles or n, moves, R_moves, limits, grid[i],
@@ -590,11 +601,30 @@ class _AxisLoops:
     def per_cycle(self):
         return float(self.best.phi @ self.axis)
 
-    def land(self, theta, cycles=None, start=None):
+    def _grown(self, phi_target):
+        """Coefficients of a cycle turning the base by exactly ``phi_target``, more than the fastest loop turns, or
+        ``None``: the fastest loop grown until it turns that much about the axis (:meth:`_LoopFamily.grown`), the
+        shortest such cycle from there (:meth:`_LoopFamily.fastest`), landed; kept if its rate at constant path speed
+        is at least ``GROWN_RATE`` times the fastest's (fewer, larger cycles, not a much slower plan)."""
+        loops = self.loops
+        family = _LoopFamily(loops.model, loops.q0, self.joints, self.family.shape[0] // 2, loops.limits, self.axis,
+                             loops.clearance, avoid_base=True, clearance_samples=CLEARANCE_SAMPLES)
+        grown = family.grown(self.best.x, np.linalg.norm(phi_target))
+        if grown is None:
+            return None
+        shortest = family.fastest(grown.x, phi_target)
+        c = family.landed(self.best, phi_target, start=shortest.x[:-1])
+        if c is None or family.evaluated(np.append(c, 1.0)).rate < GROWN_RATE * self.best.rate:
+            return None
+        return c
+
+    def land(self, theta, cycles=None, start=None, grow=True):
         """``(loop, cycles, phi)``: ``cycles`` cycles of ``loop`` turn the base by ``exp(theta)``, ``phi =
-        theta / cycles`` each (zero momentum); ``cycles`` is the number the fastest loop needs rounded down (a
-        larger loop may do with one fewer: fewer, larger cycles are faster than more, smaller ones) or up, or at
-        least the given number.  ``start``: a loop of the family to land from (continuation)."""
+        theta / cycles`` each (zero momentum); ``cycles`` is the number the fastest loop needs rounded down less
+        one (a loop grown for it, :meth:`_grown`, if within ``GROWTH``), rounded down (a larger loop may do with
+        one fewer: fewer, larger cycles are faster than more, smaller ones) or up, or at least the given number.
+        ``start``: a loop of the family to land from (continuation); ``grow``: whether to try the grown loop (the
+        momentum plan's screening of end times lands many targets: without)."""
         max_cycles = self.loops.max_cycles
         names = [self.loops.model.joint_names[j] for j in self.joints]
         needed = np.linalg.norm(theta) / max(self.per_cycle, 1e-300)
@@ -605,6 +635,10 @@ class _AxisLoops:
                              f"{math.degrees(np.linalg.norm(theta)):.4g} deg would need {needed:.4g} cycles "
                              f"(max_cycles {max_cycles})")
         first = cycles or max(1, math.floor(needed))   # the needed number rounded down may land on a larger loop
+        if grow and cycles is None and start is None and first > 1 and needed / (first - 1) <= GROWTH:
+            c = self._grown(theta / (first - 1))      # one cycle fewer still, of a loop grown for it
+            if c is not None:
+                return self.family.loop(c, first - 1), first - 1, theta / (first - 1)
         last = min(first + LANDING_ATTEMPTS - 1, max_cycles)
         for n in range(first, last + 1):
             c = self.family.landed(self.best, theta / n, None if start is None or n != first else start.coefficients)
@@ -682,7 +716,8 @@ class _LoopFamily:
     with its gradient, and their limits as soft-minimum constraints over dense samples (with ``avoid_base``,
     the clearance from the base too; ``clearance``: ``(BaseClearance, metres)`` or ``None``)."""
 
-    def __init__(self, model, q0, joints, harmonics, limits, axis, clearance=None, avoid_base=False):
+    def __init__(self, model, q0, joints, harmonics, limits, axis, clearance=None, avoid_base=False,
+                 clearance_samples=CLEARANCE_CONSTRAINT_SAMPLES):
         self.model, self.ws, self.axis, self.limits = model, model.create_data(), axis, limits
         self.clearance, self.avoid_base = clearance, avoid_base and clearance is not None
         self.template = FourierLoop(q0, joints, np.zeros((2 * harmonics, len(joints))))
@@ -691,7 +726,7 @@ class _LoopFamily:
         self.B = self.template.basis(np.linspace(0, 2 * np.pi, CONSTRAINT_SAMPLES, endpoint=False))
         self.dense = self.template.basis(np.linspace(0, 2 * np.pi, CHECK_SAMPLES, endpoint=False))[0]
         self.sparse = self.template.basis(np.linspace(0, 2 * np.pi, CLEARANCE_SAMPLES, endpoint=False))[0]
-        self.B_clear = self.template.basis(np.linspace(0, 2 * np.pi, CLEARANCE_CONSTRAINT_SAMPLES, endpoint=False))[0]
+        self.B_clear = self.template.basis(np.linspace(0, 2 * np.pi, clearance_samples, endpoint=False))[0]
         self.q0, self.lo, self.hi = q0[joints], limits.lower[joints], limits.upper[joints]
         self.v, self.a = limits.velocity[joints], limits.acceleration[joints]
         self._cache = {}
@@ -786,6 +821,27 @@ class _LoopFamily:
         if phi_target is None and self._rate(x)[0] > 0:
             x = self._reversed(x)
         return self.evaluated(x)
+
+    def grown(self, x0, goal, iterations=SEARCH_ITERATIONS):
+        """SLSQP from the loop ``x0``: a loop turning the base by ``goal`` (rad) about the axis per cycle, none about
+        the others, within the limits (the path speed free): the rotation about the axis is maximized up to ``goal``
+        (from a loop within the limits the iterates stay near them, where a landing from a scaled loop outside them
+        may not come back).  Its :class:`_Fastest` record, or ``None`` if it falls short of ``goal``."""
+        def about(x):
+            return self.axis @ self.rotation(x[:-1])
+
+        def d_about(x):
+            return np.append(self.axis @ self.rotation_jacobian(x[:-1]), 0.0)
+        x0 = np.append(x0[:-1], 10 * self._path_speed_bound(x0[:-1].reshape(self.shape)))
+        res = minimize(lambda x: -about(x) / goal, x0, jac=lambda x: -d_about(x) / goal, method="SLSQP",
+                       options={"maxiter": iterations, "ftol": SEARCH_TOLERANCE},
+                       constraints=[{"type": "ineq", "fun": lambda x: goal - about(x), "jac": lambda x: -d_about(x)},
+                                    {"type": "eq", "fun": lambda x: self.off_axes @ self.rotation(x[:-1]),
+                                     "jac": lambda x: np.hstack([self.off_axes @ self.rotation_jacobian(x[:-1]),
+                                                                 np.zeros((2, 1))])},
+                                    {"type": "ineq", "fun": lambda x: self.limit_margins(x)[0],
+                                     "jac": lambda x: self.limit_margins(x)[1]}])
+        return self.evaluated(res.x) if about(res.x) > goal * (1 - 1e-3) else None
 
     def _reversed(self, x):
         """The loop traversed backwards, ``q(-s)``: its cycle turns the base by exactly the inverse rotation."""

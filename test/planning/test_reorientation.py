@@ -284,11 +284,33 @@ def test_base_clearance_gradient(orbital, rng):
         assert_close(g, fd, 2e-3 * np.abs(fd).max(), "clearance gradient")
 
 
-def test_plan_keeps_the_arm_off_the_spacecraft(orbital):
+@pytest.fixture(scope="module")
+def plan_xy20(orbital):
+    return ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((1, 1, 0), math.radians(20)))
+
+
+def test_plan_about_x_y_turns_twice_the_baselines_rotation_per_cycle(orbital, plan_xy20):
+    """20 deg about (1, 1, 0): the fastest loop turns ~5 deg per cycle (the target would take 3 cycles of larger
+    loops), the grown loop lands it in 2 cycles of 10 deg, within the limits on dense samples, at least twice what
+    the naive baseline's circle turns per cycle (3.79 deg, eq. 9) and no slower than it per second."""
+    plan = plan_xy20
+    assert plan.cycles == 2 and math.degrees(plan.error) < 1e-6
+    axis = np.array([1.0, 1.0, 0.0]) / math.sqrt(2)
+    assert_close(plan.loop_rotation, axis * math.radians(10), 1e-11, "rotation per cycle")
+    circle = ro.naive_baseline(orbital, Q_D, axis)
+    assert plan.rotation_per_cycle >= 2 * (circle.phi @ axis)
+    q, qdot, _ = plan.evaluate(np.linspace(0.0, plan.duration, 20001))
+    assert (q >= plan.limits.lower).all() and (q <= plan.limits.upper).all()
+    assert (np.abs(qdot) <= plan.limits.velocity).all()
+    baseline = ro.baseline_plan(orbital, Q_D, plan.target, circle)
+    assert plan.duration < baseline.duration
+
+
+def test_plan_keeps_the_arm_off_the_spacecraft(orbital, plan_xy20):
     """20 deg about an axis in the x-y plane: the fastest loop would swing the forearm into the spacecraft;
     the plan keeps the clearance, and MuJoCo (its own collision detection, the URDF's boxes and cylinders)
     finds no contact between the base and the arm anywhere on it."""
-    plan = ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((1, 1, 0), math.radians(20)))
+    plan = plan_xy20
     assert math.degrees(plan.error) < 1e-6
     s = np.linspace(0, 2 * np.pi, ro.CLEARANCE_SAMPLES, endpoint=False)
     assert BaseClearance(orbital).distances(plan.loop.derivatives(s)[0]).min() >= ro.CLEARANCE

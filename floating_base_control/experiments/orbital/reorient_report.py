@@ -128,6 +128,10 @@ observer's estimate; the controller node does the same over ROS 2.
 3. **Landing.**  `N` equal cycles of one loop, repeated as [Vafa1990]'s cyclic motions: Gauss-Newton on the
    loop's coefficients solves `log H = theta / N` to round-off, so `H^N` is the target with no fractional
    cycle; loops in several joint planes compose rotations about any axis, the non-commuting part included.
+   One cycle fewer than the fastest loop needs is tried first, with a loop grown for it (SLSQP from the
+   fastest loop, raising its rotation about the axis within the limits and the clearance, then the shortest
+   such cycle), kept if it turns at least 0.8 times as fast per second: about the orbital robot's x-y axes
+   the fastest loop turns ~5 deg per cycle (11 about z), the grown one 10.
 4. **Timing.**  The `N` cycles as one path from rest to rest, time-optimal within the speed and acceleration
    limits ([Bobrow1985], [Pham2018]; `planning/timing.py`).
 5. **Momentum.**  With momentum the base drifts; the prediction includes the drift (eq. 9 with the conserved
@@ -175,10 +179,11 @@ Below issue 27's thresholds in these runs:
 
 {shortfalls}
 
-About an axis in the x-y plane the fastest loops the planner finds for the orbital robot turn less per cycle
-than about z, so the gain over the single best circle is smaller there: the planner maximizes the rotation
-per second, not per cycle, and lands on the target with the fewest cycles it can (from the observer's
-estimate, a target a few hundredths of a degree off may take one cycle more).  With momentum the target is the attitude at the
+About an axis in the x-y plane the fastest loop the planner finds for the orbital robot turns ~5 deg per cycle
+(about z ~11): 20 deg would take 3 cycles of larger loops, and the grown loop lands it in 2 (the ratio per
+cycle; per second the grown loop may be a little slower than 3 or 4 smaller cycles, its SLSQP landing in a
+local optimum that depends on the estimated target's last digits).  The larger loop is tracked less exactly:
+the runs end with corrections from rest (counted in the cycles).  With momentum the target is the attitude at the
 plan's end: the base drifts on afterwards, and the remainders land on the same instant.
 
 The robot of [Mishra2023] Sec. V-B (`fbc plan reorient`, from `q = 0`): the plan's predicted error is the
