@@ -3,12 +3,10 @@
     python examples/hopper.py
 
 The revolute hopper of the thesis' Exp. VI (Tables 4.12-4.13): a body and a two-link leg, hopping
-forward at its stationary gait, its energy regulated in stance, its attitude held by the polar spring.  The controller reads only the plant's sensors
-(base odometry, the leg's encoder, the foot force) and runs at 1 kHz; MuJoCo steps at 10 kHz.
-``fbc demo hopper`` runs the same experiments with their reports.
+forward at its stationary gait, its energy regulated in stance, its attitude held by the polar spring.
+The controller reads only the plant's sensors (base odometry, the leg's encoder, the foot force) and runs
+at 1 kHz; MuJoCo steps at 10 kHz.  ``fbc demo hopper`` runs the same experiments with their reports.
 """
-import numpy as np
-
 from floating_base_control.experiments.hopper.scenario import experiment
 from floating_base_control.resources import hopper_urdf
 from floating_base_control.robots.hopper.controller import HopperController

@@ -170,8 +170,8 @@ def run(args):
         floor = f"{config['floor']} floor" + (f" (K {config['floor_K']:g} N/m, D {config['floor_D']:g} N s/m)"
                                               if config["floor"] == "viscoelastic" else "")
         print(f"{robot}, Exp {exp.name} ({exp.description}), controller {exp.gains.variant}, {floor}, "
-              f"{config['base']} base, g {exp.gravity:g} m/s^2, contact rule {exp.gains.contact_rule}, step {timestep:g} s, "
-              f"{loop}: {config['duration']:g} s -> {out}/", flush=True)
+              f"{config['base']} base, g {exp.gravity:g} m/s^2, contact rule {exp.gains.contact_rule}, "
+              f"step {timestep:g} s, {loop}: {config['duration']:g} s -> {out}/", flush=True)
         hold = period + delay if control_every > 1 else 0.0     # how long a sampled command acts after its state
         progress = _run.Progress(config["duration"])
         try:

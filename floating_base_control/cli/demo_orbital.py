@@ -38,8 +38,8 @@ def _ideal_sensor(c):
     if c["scenario"] == "ideal":
         return None
     from floating_base_control.experiments.orbital.dispersions import REALISTIC as r
-    return (f"applies to the ideal scenario's pose sensor; the realistic scenario's star tracker ({r.pose_rate_hz:g} Hz "
-            f"+-{100 * r.pose_rate_jitter:g} %, {1e3 * r.pose_latency_s:g} ms latency + up to "
+    return ("applies to the ideal scenario's pose sensor; the realistic scenario's star tracker "
+            f"({r.pose_rate_hz:g} Hz +-{100 * r.pose_rate_jitter:g} %, {1e3 * r.pose_latency_s:g} ms latency + up to "
             f"{1e3 * r.pose_latency_jitter_s:g} ms, {r.pose_rotation_noise:g} rad noise and bias, "
             f"{100 * r.pose_dropout:g} % of the samples lost) is set by its dispersions: experiments/orbital/"
             "dispersions.py RealisticConditions, in a --config file the key dispersions (e.g. dispersions: "
@@ -89,7 +89,8 @@ def _via(c):
 
 def _task(c):
     if c["task"] == "reorient" and c["ros"]:
-        return "--task reorient runs in the ROS-free loop (the node takes ~/base_attitude_target: docs/results/reorientation.md)"
+        return ("--task reorient runs in the ROS-free loop (the node takes ~/base_attitude_target: "
+                "docs/results/reorientation.md)")
     if c["task"] == "end-effector" and (c["urdf"] or c["arm_urdf"]):
         return ("the end-effector task's target and gains are the package's robot's (panda_link8, 0.3 m away): "
                 "not with --urdf or --arm-urdf")
@@ -507,7 +508,8 @@ def build(config, out, asked=()):
                                    pose_rotation_noise=noise, pose_position_noise=noise,
                                    pose_latency_s=config["latency"], mu0_omega_deg_s=plain(config["tumble"]), **common)
     if config["tumble_scale"] != 1.0:
-        scenario = replace(scenario, mu0_omega_deg_s=tuple(config["tumble_scale"] * w for w in scenario.mu0_omega_deg_s))
+        scenario = replace(scenario,
+                           mu0_omega_deg_s=tuple(config["tumble_scale"] * w for w in scenario.mu0_omega_deg_s))
     return scenario, settings, urdf_path, label
 
 

@@ -14,8 +14,9 @@ plan's joint trajectory with the compensation of [Mishra2023] eq. 45).  Given a 
   accumulate over the cycles; a result that comes after its boundary is dropped (the running plan goes on).
 * **At rest** (before a plan and at the end) the task waits ``settle_s``, averaging the estimate's error to the
   target over the second half (the estimate's noise, ~0.03 deg with the ideal scenario's pose sensor, averages
-  down); at the end, above ``tolerance``, it plans a correction from rest (at most ``max_corrections``).  With momentum the target is
-  an attitude at an instant, the plan's end (the base drifts on afterwards): the corrections are the cycles'.
+  down); at the end, above ``tolerance``, it plans a correction from rest (at most ``max_corrections``).  With
+  momentum the target is an attitude at an instant, the plan's end (the base drifts on afterwards): the
+  corrections are the cycles'.
 * **Off the tick.**  Planning never runs in :meth:`ReorientTask.torque`: requests go to a planner object with
   ``submit(request)`` and ``poll(t)`` (results ready by ``t``), which a node runs in a worker process
   (``planning/worker.py``) and the ROS-free scenario in the caller's thread between ticks (:class:`SynchronousPlanner`,
@@ -223,9 +224,11 @@ class PlanReference:
 class ReorientTask:
     """Turn the base to a target attitude with joint loops (module doc); a motion task of ``OrbitalController``.
 
-    ``planner``: an object with ``submit`` and ``poll`` (:class:`SynchronousPlanner`, ``planning/worker.py``'s ``BackgroundPlanner``);
-    ``q0``: the shape held until the first plan.  ``gains``: the tracking gains (:class:`~..control.shape.ShapeGains`);
-    default: each plan's (:class:`PlanResult`, from its start), ``q0``'s until then, for ``control_period``.  :meth:`command` sets a target; :attr:`status`, :meth:`progress` and :attr:`log` say how it goes.
+    ``planner``: an object with ``submit`` and ``poll`` (:class:`SynchronousPlanner`, ``planning/worker.py``'s
+    ``BackgroundPlanner``); ``q0``: the shape held until the first plan.  ``gains``: the tracking gains
+    (:class:`~..control.shape.ShapeGains`); default: each plan's (:class:`PlanResult`, from its start), ``q0``'s
+    until then, for ``control_period``.  :meth:`command` sets a target; :attr:`status`, :meth:`progress` and
+    :attr:`log` say how it goes.
     """
 
     name = "reorient"

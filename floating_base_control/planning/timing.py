@@ -6,11 +6,11 @@ limits ``|qdot_j| <= v_j`` and ``|qddot_j| <= a_j`` are linear in ``(u, x)`` at 
 ``s_i`` with ``u`` constant on each interval (``x_{i+1} = x_i + 2 u_i ds``) the fastest timing to rest
 (from rest, or from a given path speed: a plan replacing another mid-motion) is found by two passes
 [Pham2018] (TOPP-RA; the phase-plane method of [Bobrow1985]): backward, the largest ``x_i`` from which
-the end can still be reached at rest; forward, the largest acceleration that stays within those bounds.  The limits hold at the grid points; between them the
-path's ``q'`` and ``q''`` change a little, which :func:`time_path` absorbs by timing against limits
-scaled by ``1 - SAFETY`` and, if the check on a denser grid still finds an excess, by timing it again
-within limits scaled as slowing the whole piece uniformly would (``t -> k t`` divides speeds by ``k``,
-accelerations by ``k^2``).
+the end can still be reached at rest; forward, the largest acceleration that stays within those bounds.
+The limits hold at the grid points; between them the path's ``q'`` and ``q''`` change a little, which
+:func:`time_path` absorbs by timing against limits scaled by ``1 - SAFETY`` and, if the check on a denser
+grid still finds an excess, by timing it again within limits scaled as slowing the whole piece uniformly
+would (``t -> k t`` divides speeds by ``k``, accelerations by ``k^2``).
 """
 import math
 from typing import NamedTuple

@@ -1,5 +1,5 @@
-"""The in-process loop beside the DDS loop (issue 24): ``fbc loops``, ``make loops``; docs/results/loops.md and the README's
-table.
+"""The in-process loop beside the DDS loop (issue 24): ``fbc loops``, ``make loops``; docs/results/loops.md and the
+README's table.
 
 The orbital demo's motion tasks (``--task trajectory`` and ``--task end-effector``, the ideal scenario at the
 paper's tumble, default gains) run in the in-process loop with its default delay (one control period,

@@ -1,4 +1,5 @@
-"""The controller node's motion commands (docs/how-to/command-motion.md): topics, the ``task`` parameter, tracking error.
+"""The controller node's motion commands (docs/how-to/command-motion.md): topics, the ``task`` parameter, tracking
+error.
 
 Subscribes  ``~/joint_trajectory`` (trajectory_msgs/JointTrajectory, taken as ros2_control's
             joint_trajectory_controller takes it, ``control/trajectory.py``: joints by name in any

@@ -202,12 +202,14 @@ CARTESIAN_AXES = ("rx", "ry", "rz", "x", "y", "z")
 
 
 def motion_params():
-    """Parameters of the motion tasks (docs/how-to/command-motion.md): the task, its limits and the Cartesian impedance."""
+    """Parameters of the motion tasks (docs/how-to/command-motion.md): the task, its limits and the Cartesian
+    impedance."""
     specs = [
         ParamSpec("task", "setpoint", "motion task: setpoint (eq. 52 on the setpoint parameters), joint "
                   "(track ~/joint_trajectory and ~/reference with the stiffness and damping parameters), "
                   "end_effector (Cartesian impedance to ~/target_pose) or reorient (turn the base to "
-                  "~/base_attitude_target with joint loops, docs/results/reorientation.md); switched while active by a blend",
+                  "~/base_attitude_target with joint loops, docs/results/reorientation.md); switched while active "
+                  "by a blend",
                   choices=MOTION_TASKS),
         ParamSpec("task_blend_s", 0.5, "duration of the blend from one task to the next (s)", (0.01, 10.0)),
         ParamSpec("trajectory.max_acceleration", 5.0, "acceleration limit of what the joint task tracks "
@@ -247,8 +249,9 @@ def motion_params():
         ParamSpec("end_effector.feedforward", False, "task-space feedforward of the reference's and the drift's "
                   "acceleration (docs/how-to/command-motion.md); needs a loop that keeps its rate"),
         ParamSpec("end_effector.damping_ratio", DEFAULT_DAMPING_RATIO, "Cartesian damping from this damping "
-                  "ratio and the task inertia (factorization design, docs/how-to/command-motion.md); 0: the damping.<axis> "
-                  "parameters (no constant per-axis damping damps every direction: docs/results/stability.md)", (0.0, 10.0)),
+                  "ratio and the task inertia (factorization design, docs/how-to/command-motion.md); 0: the "
+                  "damping.<axis> parameters (no constant per-axis damping damps every direction: "
+                  "docs/results/stability.md)", (0.0, 10.0)),
         ParamSpec("end_effector.nullspace_damping", DEFAULT_NULLSPACE_DAMPING, "posture damping in the null space, "
                   "every joint "
                   "(N m s/rad)", (0.0, 100.0)),

@@ -141,8 +141,8 @@ def _compile(model, urdf_path, size, floor):
         texture = spec.add_texture(name="grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
                                    builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, rgb1=[0.3, 0.34, 0.38],
                                    rgb2=[0.22, 0.25, 0.28], width=512, height=512)
-        spec.add_material(name="grid", texrepeat=[8, 8], reflectance=0.1).textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = \
-            texture.name
+        material = spec.add_material(name="grid", texrepeat=[8, 8], reflectance=0.1)
+        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = texture.name
         spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], material="grid",
                                 contype=0, conaffinity=0)
     try:

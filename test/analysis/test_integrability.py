@@ -90,7 +90,8 @@ def test_holonomy_of_the_paper_loop(three_body):
     d, model = three_body
     H = itg.holonomy(model, paper_loop())
     angle = np.degrees(np.linalg.norm(log(H)[:3]))
-    assert angle == (pytest.approx(34.011, abs=1e-3) if d else pytest.approx(0.0, abs=1e-10))  # docs/explanation/geometry.md
+    # the angle of docs/explanation/geometry.md
+    assert angle == (pytest.approx(34.011, abs=1e-3) if d else pytest.approx(0.0, abs=1e-10))
     c0 = center_of_mass(model.kinematics(np.zeros(2)))
     assert_close(H[:3, :3] @ c0 + H[:3, 3], c0, 1e-7, "CoM fixed in C")
 

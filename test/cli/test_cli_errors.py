@@ -119,7 +119,8 @@ def test_a_missing_urdf_is_one_line(capfd):
 
 
 def test_swapped_limits_load_without_a_warning(tmp_path, capfd):
-    """lower > upper is no limit (docs/how-to/mount-your-arm.md); the middle of such a range printed a numpy RuntimeWarning."""
+    """lower > upper is no limit (docs/how-to/mount-your-arm.md); the middle of such a range printed a numpy
+    RuntimeWarning."""
     path = tmp_path / "swapped.urdf"
     path.write_text(malformed_urdf.GOOD.replace('lower="-1" upper="1"', 'lower="1" upper="-1"'))
     assert fbc(["inspect", "--urdf", str(path)], capfd) == (0, "")

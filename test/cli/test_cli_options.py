@@ -139,11 +139,13 @@ ORBITAL_REALISTIC = (["demo", "orbital", "--config", "{tmp}/realistic.yaml", "--
     "pose_position": lambda o, _: params(o)["pose_position"] is True and written(o)[0]["unobservable"] == [],
 })
 
-ORBITAL_ARM = (["demo", "orbital", "--arm-urdf", PANDA, "--lock", "panda_finger_joint1=0.01", "--spacecraft-mass", "200",
-                "--spacecraft-inertia", "40", "50", "45", "0", "0", "0", "--spacecraft-com", "0", "0", "0.01",
-                "--mount-xyz", "0.2", "0", "0.5", "--mount-rpy", "0", "0", "0.1", "--task", "trajectory",
-                "--config", "{tmp}/via.yaml", "--joint-dynamics", "ideal", "--duration", "0.05", "--out", "{out}"], {
-    "arm_urdf": lambda o, _: written(o)[1]["arm_urdf"] == str(Path(PANDA).resolve()) and params(o)["urdf"] == str(o / "robot.urdf"),
+ORBITAL_ARM = (["demo", "orbital", "--arm-urdf", PANDA, "--lock", "panda_finger_joint1=0.01",
+                "--spacecraft-mass", "200", "--spacecraft-inertia", "40", "50", "45", "0", "0", "0",
+                "--spacecraft-com", "0", "0", "0.01", "--mount-xyz", "0.2", "0", "0.5", "--mount-rpy", "0", "0", "0.1",
+                "--task", "trajectory", "--config", "{tmp}/via.yaml", "--joint-dynamics", "ideal",
+                "--duration", "0.05", "--out", "{out}"], {
+    "arm_urdf": lambda o, _: (written(o)[1]["arm_urdf"] == str(Path(PANDA).resolve())
+                              and params(o)["urdf"] == str(o / "robot.urdf")),
     "lock": lambda o, _: urdf_element(o / "robot.urdf", "joint", "panda_finger_joint1").get("type") == "fixed",
     "spacecraft_mass": lambda o, _: urdf_element(o / "robot.urdf", "link", "spacecraft_bus").find(
         "inertial/mass").get("value") == "200.0",
@@ -200,8 +202,9 @@ HOPPER = (["demo", "hopper", "--robot", "prismatic", "--experiment", "III", "--v
     "out": lambda o, _: (o / "timeseries.csv").exists(),
 })
 
-HOPPER_URDF = (["demo", "hopper", "--config", "{tmp}/hopper.yaml", "--urdf", "{tmp}/my_hopper.urdf", "--experiment", "I",
-                "--floor", "mujoco", "--video", "--video-speed", "0.01", "--video-size", "64x48", "--out", "{out}"], {
+HOPPER_URDF = (["demo", "hopper", "--config", "{tmp}/hopper.yaml", "--urdf", "{tmp}/my_hopper.urdf",
+                "--experiment", "I", "--floor", "mujoco", "--video", "--video-speed", "0.01", "--video-size", "64x48",
+                "--out", "{out}"], {
     "config": lambda o, _: written(o)[1]["duration"] == 0.02,
     "urdf": lambda o, _: written(o)[0]["settings"]["urdf"].endswith("my_hopper.urdf"),
     "video": lambda o, _: (o / "video.mp4").exists(),
@@ -253,7 +256,8 @@ GAIT = (["gait", "--x", "lwr_joint_2=1", "--y", "lwr_joint_3=1", "--center", "lw
     "out": lambda o, _: (o / "gait.png").exists(),
 })
 
-GAIT_PATH = (["gait", "--urdf", THREE_BODY, "--x", "s1=1", "--y", "s2=1", "--path", "{tmp}/path.csv", "--out", "{out}"], {
+GAIT_PATH = (["gait", "--urdf", THREE_BODY, "--x", "s1=1", "--y", "s2=1", "--path", "{tmp}/path.csv",
+              "--out", "{out}"], {
     "urdf": lambda o, _: _gait(o)["model"] == THREE_BODY,
     "path": lambda o, _: _gait(o)["gait"]["samples"] == 20,
 })
@@ -272,7 +276,8 @@ CCF = (["ccf", "--urdf", THREE_BODY, "--x", "s1=1", "--y", "s2=1", "--center", "
     "center": lambda o, _: _ccf(o)["q_c"] == [0.1, 0.0],
     "frame": lambda o, _: _ccf(o)["frame"] == "base",
     "circle": lambda o, _: np.allclose(np.linalg.norm(_ccf(o)["gait_r"], axis=1), 0.3),
-    "start_angle": lambda o, _: np.allclose(_ccf(o)["gait_r"][0], 0.3 * np.array([np.cos(np.pi / 4), np.sin(np.pi / 4)])),
+    "start_angle": lambda o, _: np.allclose(_ccf(o)["gait_r"][0],
+                                            0.3 * np.array([np.cos(np.pi / 4), np.sin(np.pi / 4)])),
     "clockwise": lambda o, _: _turn(np.array(_ccf(o)["gait_r"])[:3]) < 0,
     "samples": lambda o, _: len(_ccf(o)["gait_r"]) == 13,
     "grid": lambda o, _: len(_ccf(o)["r1"]) == 3,
@@ -372,7 +377,8 @@ def _plan(o):
 PLAN = (["plan", "reorient", "--urdf", LWR, "--axis", "1", "0", "0", "--angle-deg", "5", "--q0", "0", "0.1", "0", "0",
          "0", "0", "0", "--margin", "0.2", "--out", "{out}"], {
     "urdf": lambda o, _: _plan(o)["model"] == LWR and _plan(o)["joint_names"][0] == "lwr_joint_1",
-    "axis": lambda o, _: np.allclose(_plan(o)["target_rotation"][2], [0.0, np.sin(np.radians(5)), np.cos(np.radians(5))]),
+    "axis": lambda o, _: np.allclose(_plan(o)["target_rotation"][2],
+                                     [0.0, np.sin(np.radians(5)), np.cos(np.radians(5))]),
     "angle_deg": lambda o, _: _plan(o)["summary"]["target_rotation_deg"] == 5.0,
     "q0": lambda o, _: _plan(o)["q0"] == [0.0, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0] and _plan(o)["positions"][0][1] == 0.1,
     "margin": lambda o, _: abs(_plan(o)["summary"]["min_joint_limit_margin_rad"]
@@ -389,7 +395,8 @@ RUNS = [(command, argv, checks) for command, runs in APPLIED.items() for argv, c
 
 #: (argv, the option refused, words of the reason): the issue's cases, and every other option where it changes nothing
 REFUSED = [
-    (["demo", "orbital", "--scenario", "realistic", "--pose-rate", "50"], "--pose-rate", "realistic scenario's star tracker"),
+    (["demo", "orbital", "--scenario", "realistic", "--pose-rate", "50"], "--pose-rate",
+     "realistic scenario's star tracker"),
     (["demo", "orbital", "--scenario", "realistic", "--latency", "0.001"], "--latency", "RealisticConditions"),
     (["demo", "orbital", "--scenario", "realistic", "--pose-noise", "5"], "--pose-noise", "dispersions"),
     (["demo", "orbital", "--pose-position"], "--pose-position", "applies to the realistic scenario"),
@@ -398,9 +405,11 @@ REFUSED = [
     (["demo", "orbital", "--urdf", orbital_robot_urdf(), "--lock", "panda_joint4=1.0"], "--lock",
      "cannot lock 'panda_joint4' at 1: outside its range [-3.0718, -0.0698]"),
     (["demo", "orbital", "--spacecraft-mass", "100"], "--spacecraft-mass", "applies to --arm-urdf"),
-    (["demo", "orbital", "--spacecraft-inertia", "1", "1", "1", "0", "0", "0"], "--spacecraft-inertia", "applies to --arm-urdf"),
+    (["demo", "orbital", "--spacecraft-inertia", "1", "1", "1", "0", "0", "0"], "--spacecraft-inertia",
+     "applies to --arm-urdf"),
     (["demo", "orbital", "--spacecraft-com", "0", "0", "0"], "--spacecraft-com", "applies to --arm-urdf"),
-    (["demo", "orbital", "--urdf", orbital_robot_urdf(), "--mount-xyz", "0", "0", "1"], "--mount-xyz", "applies to --arm-urdf"),
+    (["demo", "orbital", "--urdf", orbital_robot_urdf(), "--mount-xyz", "0", "0", "1"], "--mount-xyz",
+     "applies to --arm-urdf"),
     (["demo", "orbital", "--mount-rpy", "0", "0", "1"], "--mount-rpy", "applies to --arm-urdf"),
     (["demo", "orbital", "--compare"], "--compare", "applies to --ros"),
     (["demo", "orbital", "--axis", "1", "0", "0"], "--axis", "applies to --task reorient"),
@@ -425,11 +434,13 @@ REFUSED = [
     (["demo", "orbital", "--config", "{tmp}/via.yaml"], "via", "applies to --task trajectory"),
     (["demo", "orbital", "--urdf", orbital_robot_urdf(), "--task", "end-effector"], "--task", "not with --urdf"),
     (["demo", "orbital", "--urdf", orbital_robot_urdf(), "--arm-urdf", PANDA], "--arm-urdf", "not both"),
-    (["demo", "orbital", "--scenario", "realistic", "--urdf", orbital_robot_urdf()], "--urdf", "not with another robot"),
+    (["demo", "orbital", "--scenario", "realistic", "--urdf", orbital_robot_urdf()], "--urdf",
+     "not with another robot"),
     (["demo", "orbital", "--video-speed", "2"], "--video-speed", "applies to --video"),
     (["demo", "orbital", "--video-size", "64x48"], "--video-size", "applies to --video"),
     (["demo", "orbital", "--q0", "panda_joint4=1.0"], "--q0", "panda_joint4 = 1 is outside the joint's range"),
-    (["demo", "orbital", "--config", "{tmp}/unknown.yaml"], "pose_rat", "unknown key 'pose_rat' (did you mean pose_rate?)"),
+    (["demo", "orbital", "--config", "{tmp}/unknown.yaml"], "pose_rat",
+     "unknown key 'pose_rat' (did you mean pose_rate?)"),
     (["demo", "orbital", "--config", "{tmp}/bad_rate.yaml"], "pose_rate", "pose_rate: must be > 0, got '0'"),
     (["demo", "hopper", "--floor", "mujoco", "--floor-K", "5000"], "--floor-K", "applies to the viscoelastic floor"),
     (["demo", "hopper", "--floor", "mujoco", "--floor-D", "5"], "--floor-D", "applies to the viscoelastic floor"),
@@ -490,7 +501,8 @@ def engines(monkeypatch):
     monkeypatch.setattr(sweep, "sweep", lambda duration, progress: {"duration": duration})
     monkeypatch.setattr(sweep, "markdown_table", lambda results: "| table |\n")
     monkeypatch.setattr(loop_delay, "report", lambda demos: f"report demos={demos}")
-    monkeypatch.setattr(loop_comparison, "compare", lambda burners, repeat, progress, out: [(burners, repeat, str(out))])
+    monkeypatch.setattr(loop_comparison, "compare",
+                        lambda burners, repeat, progress, out: [(burners, repeat, str(out))])
     monkeypatch.setattr(loop_comparison, "report", lambda rows: f"report {rows}")
     monkeypatch.setattr(loop_comparison, "update_readme", lambda path, rows: Path(path).write_text(f"report {rows}"))
 

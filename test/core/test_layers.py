@@ -75,7 +75,8 @@ def test_the_package_has_no_import_cycle():
         visit(module)
 
 
-#: What each layer may import besides the core's top-level modules, lowest layer first (docs/explanation/architecture.md).
+#: What each layer may import besides the core's top-level modules, lowest layer first
+#: (docs/explanation/architecture.md).
 ALLOWED = {
     "core": {"dynamics"},
     "dynamics": {"dynamics"},

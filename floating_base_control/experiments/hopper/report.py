@@ -65,8 +65,8 @@ def summarize(exp, log, flows, meta):
         "loop_delay_s": meta["loop_delay_s"],
         "initial_energy_J": meta["E0"], "final_energy_J": meta["E_end"],
         "gait_second_half": gait_statistics(log, hops, t[0] + 0.5 * (t[-1] - t[0])),
-        "settings": {"urdf": meta.get("urdf"), "gravity": exp.gravity, "floor": meta["floor"], "floor_K": meta["floor_K"],
-                     "floor_D": meta["floor_D"], "base": meta["base"],
+        "settings": {"urdf": meta.get("urdf"), "gravity": exp.gravity, "floor": meta["floor"],
+                     "floor_K": meta["floor_K"], "floor_D": meta["floor_D"], "base": meta["base"],
                      "timestep_s": meta["timestep"], "control_every": meta["control_every"],
                      "gains": asdict(exp.gains), "initial_state_thesis": list(exp.initial)},
     }

@@ -5,7 +5,7 @@ ROS-free loop with the MuJoCo plant, ``fbc plan reorient`` for a plan alone), tw
 ``<out>/<name>/``, and writes the Markdown page from their ``summary.json`` and ``plan.json``: every number in
 it comes from these runs.
 
-    python -m floating_base_control.experiments.orbital.reorient_report --out out/reorient --doc docs/results/reorientation.md
+    python -m floating_base_control.experiments.orbital.reorient_report --doc docs/results/reorientation.md
 """
 import argparse
 import json
@@ -28,7 +28,8 @@ CASES += [("momentum_z30", "ideal, the scenario's momentum (10 deg/s tumble), 30
            ["demo", "orbital", "--task", "reorient", "--tumble-scale", "1", "--axis", "0", "0", "1",
             "--angle-deg", "30"]),
           ("lwr_z90", "LWR 4+ on the 3.5 kg base (plan), 90 deg about z",
-           ["plan", "reorient", "--urdf", "urdf/lwr4_free_floating.urdf", "--axis", "0", "0", "1", "--angle-deg", "90"])]
+           ["plan", "reorient", "--urdf", "urdf/lwr4_free_floating.urdf", "--axis", "0", "0", "1",
+            "--angle-deg", "90"])]
 #: Runs at a time (the machine's two cores).
 PARALLEL = 2
 
@@ -104,7 +105,7 @@ def write_doc(out, doc):
     Path(doc).write_text(text)
 
 
-TEMPLATE = """\
+TEMPLATE = ("""\
 # Turning the spacecraft with the arm: the reorientation planner
 
 A free-floating robot at zero momentum turns its base by moving its joints along closed loops: the net
@@ -171,7 +172,10 @@ cycle is the first plan's, the baseline's is the best single circle of the CCF m
 plan, planned in the same run); speed ratio is the largest `|qdot| / limit`, margin the smallest distance to
 a joint limit; contacts are ticks with an arm-spacecraft contact.
 
-| case | final error (deg) | cycles | duration (s) | planning (s) | deg/cycle | baseline deg/cycle | ratio | max speed ratio | min margin (rad) | contacts | status |
+"""
+            "| case | final error (deg) | cycles | duration (s) | planning (s) | deg/cycle | baseline deg/cycle "
+            "| ratio | max speed ratio | min margin (rad) | contacts | status |\n"
+            """\
 |---|---|---|---|---|---|---|---|---|---|---|---|
 {demo_rows}
 
@@ -197,7 +201,7 @@ exact eq. 9 along its timed trajectory.
 `positions` in the model's joint order, `velocities`, `joint_names`, `predicted_rotation` as a 3x3 matrix,
 `cycles`, `duration_s`, `planning_time_s`), `plan.csv` and `plan.png` (the loop over the CCF map of its two
 widest joints, the predicted attitude, the joints' margins and speeds).
-"""
+""")
 
 
 def main(argv=None):

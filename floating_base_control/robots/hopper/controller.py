@@ -64,7 +64,8 @@ class HopperGains:
     K_E: float = 0.0               #: energy gain of tau_E = -K_E (E - E_des) rdot_cf, N s/(J m)
     E_des: float = 0.0             #: desired energy E (kinetic + gravity, + the springs': energy_with_springs), J
     q_ref: float = math.nan        #: variant III: shape where alpha_c = alpha_i,cf, rad or m
-    energy_with_springs: bool = True  #: E includes the virtual springs' potential (docs/explanation/hopper.md, "Energy E")
+    #: E includes the virtual springs' potential (docs/explanation/hopper.md, "Energy E")
+    energy_with_springs: bool = True
     contact_rule: str = "foot_height"  #: stance/flight rule, one of ``CONTACT_RULES`` (ContactDetector)
     touchdown_force: float = 2.0   #: foot_force rule: stance begins when the foot force rises above this, N
     liftoff_force: float = 0.5     #: foot_force rule: flight begins when it falls below this, N
