@@ -14,8 +14,9 @@ plan's joint trajectory with the compensation of [Mishra2023] eq. 45).  Given a 
   accumulate over the cycles; a result that comes after its boundary is dropped (the running plan goes on).
 * **At rest** (before a plan and at the end) the task waits ``settle_s``, averaging the estimate's error to the
   target over the second half (the estimate's noise, ~0.03 deg with the ideal scenario's pose sensor, averages
-  down); at the end, above ``tolerance``, it plans a correction from rest (at most ``max_corrections``).  With momentum the target is
-  an attitude at an instant, the plan's end (the base drifts on afterwards): the corrections are the cycles'.
+  down); at the end, above ``tolerance``, it plans a correction from rest (at most ``max_corrections``).  With
+  momentum the target is an attitude at an instant, the plan's end (the base drifts on afterwards): the
+  corrections are the cycles'.
 * **Off the tick.**  Planning never runs in :meth:`ReorientTask.torque`: requests go to a planner object with
   ``submit(request)`` and ``poll(t)`` (results ready by ``t``), which a node runs in a worker process
   (``planning/worker.py``) and the ROS-free scenario in the caller's thread between ticks (:class:`SynchronousPlanner`,
@@ -43,6 +44,7 @@ from ..dynamics.centroidal import center_of_mass, com_from_locked_inertia
 from ..validation import FloatingBaseError, InputError
 from . import reorientation as ro
 from .holonomy import attitudes_along, momentum_at_rest, rotation_matrix, rotation_vector
+from .rotations import checked_rotation, rotation_angle
 from .timing import Hold, TimedPath, Trajectory, time_path
 
 #: Seconds before a cycle boundary at which the estimate is taken for the remainder's plan (the planner's time).
@@ -223,9 +225,11 @@ class PlanReference:
 class ReorientTask:
     """Turn the base to a target attitude with joint loops (module doc); a motion task of ``OrbitalController``.
 
-    ``planner``: an object with ``submit`` and ``poll`` (:class:`SynchronousPlanner`, ``planning/worker.py``'s ``BackgroundPlanner``);
-    ``q0``: the shape held until the first plan.  ``gains``: the tracking gains (:class:`~..control.shape.ShapeGains`);
-    default: each plan's (:class:`PlanResult`, from its start), ``q0``'s until then, for ``control_period``.  :meth:`command` sets a target; :attr:`status`, :meth:`progress` and :attr:`log` say how it goes.
+    ``planner``: an object with ``submit`` and ``poll`` (:class:`SynchronousPlanner`, ``planning/worker.py``'s
+    ``BackgroundPlanner``); ``q0``: the shape held until the first plan.  ``gains``: the tracking gains
+    (:class:`~..control.shape.ShapeGains`); default: each plan's (:class:`PlanResult`, from its start), ``q0``'s
+    until then, for ``control_period``.  :meth:`command` sets a target; :attr:`status`, :meth:`progress` and
+    :attr:`log` say how it goes.
     """
 
     name = "reorient"
@@ -271,7 +275,7 @@ class ReorientTask:
     def command(self, target):
         """Turn the base to the attitude ``target`` (3x3, world frame): planned from rest after ``settle_s``, or,
         while a plan runs, once its next cycle has brought the arm to rest."""
-        self.pending_target = ro.checked_rotation("target", target)
+        self.pending_target = checked_rotation("target", target)
         if self.status != "executing":
             self._settle()
 
@@ -328,7 +332,7 @@ class ReorientTask:
             self.cycles = self.corrections = 0
             self._plan_from_rest(t, None if self.momentum else averaged)
             return
-        error = ro.rotation_angle(self.target.T @ averaged)
+        error = rotation_angle(self.target.T @ averaged)
         if error <= self.tolerance or self.corrections >= self.max_corrections:
             self.status = "done"
             self.log.append((t, "done", f"estimated error {math.degrees(error):.4f} deg"))
@@ -428,7 +432,7 @@ class ReorientTask:
         """Angle (rad) between the target and the observer's attitude estimate (nan without either)."""
         if self.target is None or self._g_hat is None:
             return math.nan
-        return ro.rotation_angle(self.target.T @ self._g_hat[:3, :3])
+        return rotation_angle(self.target.T @ self._g_hat[:3, :3])
 
     def progress(self):
         """What a node shows: the state, the cycles done, the errors (deg), the first plan's numbers."""
