@@ -13,6 +13,8 @@ from floating_base_control.analysis.locomotion import ccf_map
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.planning import reorientation as ro
 from floating_base_control.planning.holonomy import rotation_vector
+from floating_base_control.planning.limits import DEFAULT_MARGIN
+from floating_base_control.planning.rotations import rotation_angle, rotation_from_axis_angle
 from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.results import pyplot, write_json
 from floating_base_control.validation import InputError
@@ -42,8 +44,8 @@ def register(sub):
     r.add_argument("--q0", type=opt.finite_float, nargs="+", metavar="Q",
                    help="start shape, rad, in the model's joint order (default: the orbital robot's set-point "
                         "without --urdf, else the zero shape)")
-    r.add_argument("--margin", type=opt.non_negative, default=ro.DEFAULT_MARGIN,
-                   help=f"rad kept inside the joint position limits (default {ro.DEFAULT_MARGIN})")
+    r.add_argument("--margin", type=opt.non_negative, default=DEFAULT_MARGIN,
+                   help=f"rad kept inside the joint position limits (default {DEFAULT_MARGIN})")
     r.add_argument("--out", default="out/plan", metavar="DIR", type=opt.writable_dir,
                    help="directory for plan.json, plan.csv and plan.png (default out/plan)")
     r.set_defaults(func=run)
@@ -65,7 +67,7 @@ def start_shape(model, args):
 def run(args):
     model = FloatingBaseModel.from_urdf(args.urdf or orbital_robot_urdf())
     q0 = start_shape(model, args)
-    target = ro.rotation_from_axis_angle(args.axis, math.radians(args.angle_deg))
+    target = rotation_from_axis_angle(args.axis, math.radians(args.angle_deg))
     plan = ro.plan_reorientation(model, q0, target, margin=args.margin)
     out = opt.output_dir(args)
     write_json(out / "plan.json", plan_report(model, q0, plan))
@@ -110,7 +112,7 @@ def plot(model, q0, plan, path):
     phi = np.degrees([rotation_vector(R) for R in plan.attitudes])
     for k, label in enumerate("xyz"):
         a.plot(plan.times, phi[:, k], label=f"rotation vector {label}")
-    a.plot(plan.times, [math.degrees(ro.rotation_angle(plan.target.T @ R)) for R in plan.attitudes], "k--",
+    a.plot(plan.times, [math.degrees(rotation_angle(plan.target.T @ R)) for R in plan.attitudes], "k--",
            lw=0.8, label="angle to the target")
     for t in plan.cycle_times:
         a.axvline(t, color="gray", lw=0.4)

@@ -9,6 +9,7 @@ physics engine such as MuJoCo does not collide a body with its parent either).  
 import numpy as np
 import pinocchio as pin
 
+from .. import validation as check
 from ..lie import skew
 
 
@@ -66,3 +67,12 @@ class BaseClearance:
             k = pin.computeDistances(pm, data, gm, gd, self.q_pin)
         result = gd.distanceResults[k]
         return result.min_distance, k, result
+
+
+def _base_clearance(model, clearance):
+    """``(BaseClearance, clearance)``, or ``None`` if not asked for or the URDF has no collision geometry."""
+    if clearance is None:
+        return None
+    clearance = float(check.vector("clearance", [clearance], 1)[0])
+    base = BaseClearance(model)
+    return (base, clearance) if base.available else None

@@ -44,6 +44,7 @@ from ..dynamics.centroidal import center_of_mass, com_from_locked_inertia
 from ..validation import FloatingBaseError, InputError
 from . import reorientation as ro
 from .holonomy import attitudes_along, momentum_at_rest, rotation_matrix, rotation_vector
+from .rotations import checked_rotation, rotation_angle
 from .timing import Hold, TimedPath, Trajectory, time_path
 
 #: Seconds before a cycle boundary at which the estimate is taken for the remainder's plan (the planner's time).
@@ -274,7 +275,7 @@ class ReorientTask:
     def command(self, target):
         """Turn the base to the attitude ``target`` (3x3, world frame): planned from rest after ``settle_s``, or,
         while a plan runs, once its next cycle has brought the arm to rest."""
-        self.pending_target = ro.checked_rotation("target", target)
+        self.pending_target = checked_rotation("target", target)
         if self.status != "executing":
             self._settle()
 
@@ -331,7 +332,7 @@ class ReorientTask:
             self.cycles = self.corrections = 0
             self._plan_from_rest(t, None if self.momentum else averaged)
             return
-        error = ro.rotation_angle(self.target.T @ averaged)
+        error = rotation_angle(self.target.T @ averaged)
         if error <= self.tolerance or self.corrections >= self.max_corrections:
             self.status = "done"
             self.log.append((t, "done", f"estimated error {math.degrees(error):.4f} deg"))
@@ -431,7 +432,7 @@ class ReorientTask:
         """Angle (rad) between the target and the observer's attitude estimate (nan without either)."""
         if self.target is None or self._g_hat is None:
             return math.nan
-        return ro.rotation_angle(self.target.T @ self._g_hat[:3, :3])
+        return rotation_angle(self.target.T @ self._g_hat[:3, :3])
 
     def progress(self):
         """What a node shows: the state, the cycles done, the errors (deg), the first plan's numbers."""

@@ -49,7 +49,7 @@ from floating_base_control.control.handover import Handover
 from floating_base_control.control.trajectory import TrajectoryReference, Waypoint
 from floating_base_control.control.tracking import JointTask
 from floating_base_control.planning.execution import ReorientTask
-from floating_base_control.planning.reorientation import rotation_from_quaternion
+from floating_base_control.planning.rotations import rotation_from_quaternion
 from floating_base_control.validation import FloatingBaseError, InputError
 from floating_base_control.ros import messages as m
 from floating_base_control.ros.params import CARTESIAN_AXES, end_effector_frame, robot_options

@@ -9,7 +9,7 @@ import pytest
 from helpers.reconstruction_oracle import reconstruct
 from floating_base_control import FloatingBaseModel
 from floating_base_control.cli import main
-from floating_base_control.planning.reorientation import rotation_angle, rotation_from_axis_angle
+from floating_base_control.planning.rotations import rotation_angle, rotation_from_axis_angle
 from floating_base_control.resources import share_file
 
 LWR = share_file("urdf/lwr4_free_floating.urdf")

@@ -7,9 +7,6 @@ PACKAGE = Path(__file__).resolve().parents[2] / "floating_base_control"
 MAX_LINES = 400
 #: The marker phrase of a longer module's docstring, followed by why splitting it would not help a reader.
 COHERENT = "One coherent module:"
-#: Longer modules not yet split, with what to split out of them.
-PENDING = {"planning/reorientation.py": "the baseline planner (naive_baseline, baseline_plan), the rotation helpers "
-                                        "and the loop family (_LoopFamily) into modules of their own"}
 
 
 def long_modules():
@@ -23,12 +20,6 @@ def test_long_modules_say_why_they_are_one_thing():
     unexplained = []
     for name, docstring in long_modules():
         reason = docstring.partition(COHERENT)[2].strip()
-        if name not in PENDING and len(reason.split()) < 5:      # the marker and a sentence, not the marker alone
+        if len(reason.split()) < 5:      # the marker and a sentence, not the marker alone
             unexplained.append(name)
     assert unexplained == []
-
-
-def test_pending_splits_are_still_pending():
-    """An entry of ``PENDING`` goes once its module is short again (or explained)."""
-    long = dict(long_modules())
-    assert all(name in long and COHERENT not in long[name] for name in PENDING)

@@ -17,6 +17,7 @@ from floating_base_control.planning import execution as ex
 from floating_base_control.planning import holonomy as hol
 from floating_base_control.planning import reorientation as ro
 from floating_base_control.planning.paths import LinePath
+from floating_base_control.planning.rotations import rotation_angle, rotation_from_axis_angle
 from floating_base_control.planning.timing import Hold, TimedPath, time_path
 from floating_base_control.resources import orbital_robot_urdf
 from floating_base_control.urdf_loader import scale_link_inertial
@@ -29,7 +30,7 @@ DT = 0.01
 @pytest.fixture(scope="module")
 def plan30(orbital):
     """30 deg about z in three cycles (the planner's choice is two, of its largest loop)."""
-    return ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((0, 0, 1), math.radians(30)), cycles=3)
+    return ro.plan_reorientation(orbital, Q_D, rotation_from_axis_angle((0, 0, 1), math.radians(30)), cycles=3)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +86,7 @@ def test_remainder_with_momentum_ends_at_the_target_at_the_plan_end(orbital):
     still ends at the target (within the remainder's tolerance, 1e-4 rad): at the plan's own end, or, when its loops
     need longer (the plan's wait was at its start), when they end."""
     mu0 = np.r_[np.radians([1.0, 0.3, 0.0]), 0.0, 0.0, 0.0]
-    plan = ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((0, 0, 1), math.radians(10)), mu=mu0,
+    plan = ro.plan_reorientation(orbital, Q_D, rotation_from_axis_angle((0, 0, 1), math.radians(10)), mu=mu0,
                                  harmonics=2, max_duration=60.0)
     assert plan.cycles >= 2
     t1 = plan.cycle_times[1]
@@ -146,15 +147,15 @@ def test_feedback_corrects_a_model_error_every_cycle(orbital, heavier):
     ones, and the next remainder lands the last; that cycle's shortfall (~0.6 deg) is corrected from rest, within
     the task's tolerance (0.05 deg).  The reference stays within the speed limits and continuous in position (no
     step larger than its speed allows in one period)."""
-    target = ro.rotation_from_axis_angle((0, 0, 1), math.radians(30))
+    target = rotation_from_axis_angle((0, 0, 1), math.radians(30))
     first = ro.plan_reorientation(orbital, Q_D, target)
     open_loop = hol.attitudes_along(heavier, first.trajectory, [0.0, first.duration])[-1]
-    assert ro.rotation_angle(target.T @ open_loop) > math.radians(2.0)
+    assert rotation_angle(target.T @ open_loop) > math.radians(2.0)
     task, plant, speed, jump = run_task(orbital, heavier, target, 26.0, settle_s=0.5)
     events = [event for _, event, _ in task.log]
     assert sum(e.startswith("remainder from") for e in events) == 2 and "correction" in events, events
     assert task.status == "done"
-    assert math.degrees(ro.rotation_angle(target.T @ plant.R)) < math.degrees(ex.TOLERANCE)
+    assert math.degrees(rotation_angle(target.T @ plant.R)) < math.degrees(ex.TOLERANCE)
     assert speed <= 1.0 and jump <= DT * max(orbital.velocity_limits)
 
 
@@ -162,13 +163,13 @@ def test_feedback_corrects_a_model_error_every_cycle(orbital, heavier):
 def test_results_later_than_their_boundary_are_dropped_and_the_plan_goes_on(orbital, heavier):
     """A planner 1.5 s late (more than lead_s): every remainder comes after its boundary and is dropped, the running
     plan goes on, and the correction from rest at the end still brings the base within 0.05 deg."""
-    target = ro.rotation_from_axis_angle((0, 0, 1), math.radians(30))
+    target = rotation_from_axis_angle((0, 0, 1), math.radians(30))
     task, plant, speed, _ = run_task(orbital, heavier, target, 34.0, settle_s=0.5, latency_s=1.5, tolerance=1e-4)
     events = [event for _, event, _ in task.log]
     assert sum(e.startswith("remainder late") for e in events) >= 1 and not any(
         e.startswith("remainder from") for e in events), events
     assert "correction" in events and task.status == "done"
-    assert math.degrees(ro.rotation_angle(target.T @ plant.R)) < 0.05 and speed <= 1.0
+    assert math.degrees(rotation_angle(target.T @ plant.R)) < 0.05 and speed <= 1.0
 
 
 @pytest.mark.slow
@@ -176,13 +177,13 @@ def test_a_new_target_stops_the_running_loop_at_its_boundary_then_is_reached(orb
     """A new target 3 s into a 30 deg plan (in its first cycle): the next boundary's plan is the loop's one cycle more
     to rest (no step in the reference), then a plan from rest for the new target (10 deg about z), which the
     base reaches within the task's tolerance (the model is exact here)."""
-    first, second = (ro.rotation_from_axis_angle((0, 0, 1), math.radians(a)) for a in (30, 10))
+    first, second = (rotation_from_axis_angle((0, 0, 1), math.radians(a)) for a in (30, 10))
     task, plant, speed, jump = run_task(orbital, orbital, first, 24.0, later=[(3.0, second)], settle_s=0.5)
     events = [event for _, event, _ in task.log]
     stop = next(i for i, e in enumerate(events) if e.startswith("stop from"))
     assert any(e.startswith("plan from") for e in events[stop:]), events
     assert task.status == "done" and np.array_equal(task.target, second)
-    assert math.degrees(ro.rotation_angle(second.T @ plant.R)) < math.degrees(ex.TOLERANCE)
+    assert math.degrees(rotation_angle(second.T @ plant.R)) < math.degrees(ex.TOLERANCE)
     assert speed <= 1.0 and jump <= DT * max(orbital.velocity_limits)
 
 
@@ -191,7 +192,7 @@ def test_a_target_out_of_reach_is_refused_with_the_planners_reason(orbital):
     model = orbital
     task = ex.ReorientTask(model, ex.SynchronousPlanner(model, {"joints": ["panda_joint6", "panda_joint7"],
                                                                 "harmonics": 1}), Q_D, settle_s=0.0)
-    task.command(ro.rotation_from_axis_angle((0, 0, 1), math.radians(90)))
+    task.command(rotation_from_axis_angle((0, 0, 1), math.radians(90)))
     for t in (0.0, DT):
         task.torque(t, Q_D, np.zeros(7), model.rel_terms(Q_D, np.zeros(7), np.zeros(6)), np.zeros(6),
                     COMPENSATIONS["tau2"], np.eye(4))

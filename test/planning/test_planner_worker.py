@@ -8,7 +8,7 @@ import pytest
 
 from floating_base_control import FloatingBaseModel
 from floating_base_control.planning import execution as ex
-from floating_base_control.planning import reorientation as ro
+from floating_base_control.planning.rotations import rotation_from_axis_angle
 from floating_base_control.resources import share_file
 from floating_base_control.planning.worker import BackgroundPlanner
 
@@ -38,7 +38,7 @@ def test_the_worker_answers_and_a_worker_that_ended_refuses_what_it_did_not_answ
         planner.submit(request(0, "remainder", plan_id=7))
         (result,) = answers(planner)
         assert result.plan_id == -1 and result.summary["reason"] == "plan 7 is not the planner's (any more)"
-        planner.submit(request(1, "plan", ro.rotation_from_axis_angle((0, 0, 1), math.radians(90))))
+        planner.submit(request(1, "plan", rotation_from_axis_angle((0, 0, 1), math.radians(90))))
         planner.worker.process.kill()                # while it plans
         (result,) = answers(planner)
         assert result.request.id == 1 and result.plan_id == -1

@@ -13,8 +13,13 @@ from floating_base_control import FloatingBaseModel, InputError
 from floating_base_control.analysis import locomotion as loc
 from floating_base_control.planning import holonomy as hol
 from floating_base_control.planning import reorientation as ro
+from floating_base_control.planning.baseline import baseline_plan, naive_baseline
 from floating_base_control.planning.clearance import BaseClearance
+from floating_base_control.planning.limits import joint_limits
+from floating_base_control.planning.loops import CLEARANCE_SAMPLES, _stokes_form
 from floating_base_control.planning.paths import FourierLoop, LinePath
+from floating_base_control.planning.rotations import (relative_rotation, rotation_angle, rotation_from_axis_angle,
+                                                      rotation_from_quaternion)
 from floating_base_control.planning.timing import Hold, TimedPath, Trajectory, time_path
 from floating_base_control.resources import share_file
 from floating_base_control.sim.plant import MujocoPlant
@@ -86,7 +91,7 @@ def test_attitude_with_momentum_is_eq9(orbital, rng):
     """With a tumble, the attitude along a timed loop from the conserved momentum equals the oracle's eq. 9 with
     ``mu = M_b^-1 Ad_g1^T J`` on a dense polyline through it."""
     loop = _loop(rng, scale=0.3)
-    limits = ro.joint_limits(orbital)
+    limits = joint_limits(orbital)
     trajectory = Trajectory([TimedPath(loop, time_path(loop, limits.velocity, limits.acceleration, 256))])
     mu0 = np.r_[np.radians([10.0, 1.14, 0.0]), 0.02, 0.0, -0.01]
     times = np.linspace(0.0, trajectory.duration, 3001)
@@ -94,7 +99,7 @@ def test_attitude_with_momentum_is_eq9(orbital, rng):
     R = hol.attitudes_along(orbital, trajectory, times, J)
     g = oracle.reconstruct(orbital, trajectory.evaluate(times)[0], mu=loc.locked_velocity_of_momentum(orbital, J),
                            t=times)
-    assert ro.rotation_angle(R[-1]) > math.radians(20)                  # the drift dominates
+    assert rotation_angle(R[-1]) > math.radians(20)                  # the drift dominates
     for k in (len(times) // 2, -1):
         assert_close(hol.rotation_vector(R[k]), hol.rotation_vector(g[k][:3, :3]), 3e-7, f"R1 at sample {k}")
 
@@ -102,9 +107,9 @@ def test_attitude_with_momentum_is_eq9(orbital, rng):
 def test_small_loop_follows_the_stokes_form(orbital):
     """The planner's first guess, eq. 11 as a 2-form: ``q0 + eps D (a (cos s - 1) + b sin s)`` turns the base
     about the axis by ``pi eps^2 a^T S b`` to first order in ``eps`` (the error halves with ``eps``)."""
-    limits = ro.joint_limits(orbital)
+    limits = joint_limits(orbital)
     axis, joints = np.array([0.0, 0.0, 1.0]), np.arange(4)
-    S = ro._stokes_form(orbital, Q_D, axis, joints, limits)
+    S = _stokes_form(orbital, Q_D, axis, joints, limits)
     U, sv, Vt = np.linalg.svd(S)
     D = limits.velocity[joints]
     ws = orbital.create_data()
@@ -133,21 +138,21 @@ def test_timing_is_time_optimal_on_a_line():
 def test_target_rotations_in_base_and_world_frames(rng):
     """The same turn given about a world axis, about the base axis it is at the start, as a quaternion and as
     an absolute attitude are one rotation."""
-    R0 = ro.rotation_from_axis_angle(rng.normal(size=3), 1.1)
+    R0 = rotation_from_axis_angle(rng.normal(size=3), 1.1)
     axis_w, angle = rng.normal(size=3), 0.7
-    R = ro.rotation_from_axis_angle(axis_w, angle, frame="world", start_attitude=R0)
-    assert_close(R, ro.rotation_from_axis_angle(R0.T @ axis_w, angle), 1e-14, "world axis vs base axis")
+    R = rotation_from_axis_angle(axis_w, angle, frame="world", start_attitude=R0)
+    assert_close(R, rotation_from_axis_angle(R0.T @ axis_w, angle), 1e-14, "world axis vs base axis")
     u = axis_w / np.linalg.norm(axis_w)
     quat = np.r_[u * math.sin(angle / 2), math.cos(angle / 2)]
-    assert_close(R, ro.rotation_from_quaternion(quat, "world", R0), 1e-14, "quaternion")
-    assert_close(R, ro.relative_rotation(R0 @ R, R0), 1e-14, "absolute attitude")
+    assert_close(R, rotation_from_quaternion(quat, "world", R0), 1e-14, "quaternion")
+    assert_close(R, relative_rotation(R0 @ R, R0), 1e-14, "absolute attitude")
     with pytest.raises(InputError, match="start_attitude"):
-        ro.rotation_from_axis_angle(axis_w, angle, frame="world")
+        rotation_from_axis_angle(axis_w, angle, frame="world")
 
 
 @pytest.fixture(scope="module")
 def plan30(orbital):
-    return ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((0, 0, 1), math.radians(30)))
+    return ro.plan_reorientation(orbital, Q_D, rotation_from_axis_angle((0, 0, 1), math.radians(30)))
 
 
 def test_plan_lands_on_30_deg_about_z(orbital, plan30):
@@ -189,19 +194,19 @@ def test_plan_about_a_tilted_axis_to_another_shape(orbital):
     """5 deg about an axis in the x-y plane, ending at another shape: the straight move's own rotation is
     compensated by the loops (two harmonics: a coarser, faster search)."""
     q_final = Q_D + np.array([0.1, 0.05, 0.0, -0.05, 0.0, 0.0, 0.0])
-    target = ro.rotation_from_axis_angle((1, 1, 0), math.radians(5))
+    target = rotation_from_axis_angle((1, 1, 0), math.radians(5))
     plan = ro.plan_reorientation(orbital, Q_D, target, q_final=q_final, harmonics=2)
     assert math.degrees(plan.error) < 1e-6
     assert_close(plan.positions[-1], q_final, 1e-12, "final shape")
     ws = orbital.create_data()
     R_move = hol.path_rotation(orbital, ws, LinePath(Q_D, q_final), 64)
-    assert ro.rotation_angle(R_move) > math.radians(0.01)           # the move alone turns the base
+    assert rotation_angle(R_move) > math.radians(0.01)           # the move alone turns the base
     R_loops = np.linalg.matrix_power(hol.path_rotation(orbital, ws, plan.loop, 256), plan.cycles)
     assert_close(R_loops @ R_move, target, 1e-9, "loops then move")
 
 
 def test_plan_refuses_what_the_limits_forbid(orbital):
-    target = ro.rotation_from_axis_angle((0, 0, 1), math.radians(30))
+    target = rotation_from_axis_angle((0, 0, 1), math.radians(30))
     with pytest.raises(InputError, match="margin 1.8 rad leaves no room to move panda_joint2"):
         ro.plan_reorientation(orbital, Q_D, target, margin=1.8)
     with pytest.raises(InputError, match="q0: panda_joint4 = -0.08 rad is outside its limits minus the margin"):
@@ -216,7 +221,7 @@ def test_plan_refuses_a_tumble_it_cannot_outrun(orbital):
     """With the scenario's tumble (10 deg/s), 30 deg about z cannot be reached within 5 s: refused, naming the
     drift."""
     mu0 = np.r_[np.radians([10.0, 1.14, 0.0]), 0.0, 0.0, 0.0]
-    target = ro.rotation_from_axis_angle((0, 0, 1), math.radians(30))
+    target = rotation_from_axis_angle((0, 0, 1), math.radians(30))
     with pytest.raises(InputError, match=r"a drift of 10.1 deg/s at rest\), no end time within max_duration 5.0 s"):
         ro.plan_reorientation(orbital, Q_D, target, mu=mu0, harmonics=1, max_duration=5.0)
 
@@ -224,7 +229,7 @@ def test_plan_refuses_a_tumble_it_cannot_outrun(orbital):
 def test_plan_refuses_joints_too_weak_for_the_target(orbital):
     """The wrist's last two joints barely turn the spacecraft (their curvature is ~100x smaller): 90 deg
     would take thousands of cycles."""
-    target = ro.rotation_from_axis_angle((0, 0, 1), math.radians(90))
+    target = rotation_from_axis_angle((0, 0, 1), math.radians(90))
     with pytest.raises(InputError, match=r"joints \['panda_joint6', 'panda_joint7'\] cannot turn the base"):
         ro.plan_reorientation(orbital, Q_D, target, joints=["panda_joint6", "panda_joint7"], harmonics=1)
 
@@ -234,7 +239,7 @@ def test_plan_with_momentum_lands_at_its_end(orbital):
     the oracle's eq. 9 with the conserved momentum along the trajectory (polylines of N and 2N points,
     Richardson-extrapolated) ends there too, and without the loops the drift would end elsewhere."""
     mu0 = np.r_[np.radians([1.0, 0.3, 0.0]), 0.0, 0.0, 0.0]
-    target = ro.rotation_from_axis_angle((0, 0, 1), math.radians(10))
+    target = rotation_from_axis_angle((0, 0, 1), math.radians(10))
     plan = ro.plan_reorientation(orbital, Q_D, target, mu=mu0, harmonics=2, max_duration=60.0)
     assert math.degrees(plan.error) < 1e-6
     J = orbital.kinematics(Q_D).M_b @ mu0
@@ -247,14 +252,14 @@ def test_plan_with_momentum_lands_at_its_end(orbital):
     assert plan.error < ro.MOMENTUM_TOLERANCE
     drift = hol.attitudes_along(orbital, Trajectory([Hold(Q_D, plan.duration)]), [0.0, plan.duration],
                                 J)[-1]
-    assert ro.rotation_angle(drift.T @ target) > math.radians(5)
+    assert rotation_angle(drift.T @ target) > math.radians(5)
 
 
 def test_lwr_turns_90_deg_about_z():
     """The robot of [Mishra2023] Sec. V-B (LWR 4+ on a 3.5 kg base, from q = 0), whose base turns 11.9 deg in
     one 0.5 rad circle: 90 deg in one cycle of a large loop (two harmonics: the faster search)."""
     lwr = FloatingBaseModel.from_urdf(share_file("urdf/lwr4_free_floating.urdf"))
-    plan = ro.plan_reorientation(lwr, np.zeros(7), ro.rotation_from_axis_angle((0, 0, 1), math.radians(90)),
+    plan = ro.plan_reorientation(lwr, np.zeros(7), rotation_from_axis_angle((0, 0, 1), math.radians(90)),
                                  harmonics=2)
     assert math.degrees(plan.error) < 1e-6
     assert plan.cycles == 1
@@ -265,7 +270,7 @@ def test_lwr_turns_90_deg_about_z():
 def test_baseline_circle_is_the_best_of_the_ccf_maps(orbital):
     """The naive loop: a large circle whose exact rotation about the axis per cycle (eq. 9) is what the CCF
     map's volume predicted (eq. 11), to within the error of eq. 11 on so large a loop."""
-    circle = ro.naive_baseline(orbital, Q_D, (0, 0, 1), joints=[0, 1, 2, 3], grid=9, candidates=4)
+    circle = naive_baseline(orbital, Q_D, (0, 0, 1), joints=[0, 1, 2, 3], grid=9, candidates=4)
     turned = circle.phi[2]
     assert turned > 0 and abs(turned / circle.estimate - 1) < 0.3
     assert circle.radius > 0.3
@@ -286,7 +291,7 @@ def test_base_clearance_gradient(orbital, rng):
 
 @pytest.fixture(scope="module")
 def plan_xy20(orbital):
-    return ro.plan_reorientation(orbital, Q_D, ro.rotation_from_axis_angle((1, 1, 0), math.radians(20)))
+    return ro.plan_reorientation(orbital, Q_D, rotation_from_axis_angle((1, 1, 0), math.radians(20)))
 
 
 def test_plan_about_x_y_turns_twice_the_baselines_rotation_per_cycle(orbital, plan_xy20):
@@ -297,12 +302,12 @@ def test_plan_about_x_y_turns_twice_the_baselines_rotation_per_cycle(orbital, pl
     assert plan.cycles == 2 and math.degrees(plan.error) < 1e-6
     axis = np.array([1.0, 1.0, 0.0]) / math.sqrt(2)
     assert_close(plan.loop_rotation, axis * math.radians(10), 1e-11, "rotation per cycle")
-    circle = ro.naive_baseline(orbital, Q_D, axis)
+    circle = naive_baseline(orbital, Q_D, axis)
     assert plan.rotation_per_cycle >= 2 * (circle.phi @ axis)
     q, qdot, _ = plan.evaluate(np.linspace(0.0, plan.duration, 20001))
     assert (q >= plan.limits.lower).all() and (q <= plan.limits.upper).all()
     assert (np.abs(qdot) <= plan.limits.velocity).all()
-    baseline = ro.baseline_plan(orbital, Q_D, plan.target, circle)
+    baseline = baseline_plan(orbital, Q_D, plan.target, circle)
     assert plan.duration < baseline.duration
 
 
@@ -312,7 +317,7 @@ def test_plan_keeps_the_arm_off_the_spacecraft(orbital, plan_xy20):
     finds no contact between the base and the arm anywhere on it."""
     plan = plan_xy20
     assert math.degrees(plan.error) < 1e-6
-    s = np.linspace(0, 2 * np.pi, ro.CLEARANCE_SAMPLES, endpoint=False)
+    s = np.linspace(0, 2 * np.pi, CLEARANCE_SAMPLES, endpoint=False)
     assert BaseClearance(orbital).distances(plan.loop.derivatives(s)[0]).min() >= ro.CLEARANCE
     plant = MujocoPlant.from_urdf(share_file("urdf/orbital_robot.urdf"), orbital, geometry="primitives")
     d = plant.data

@@ -15,7 +15,7 @@ from nav_msgs.msg import Odometry  # noqa: E402
 
 from floating_base_control.conventions import matrix_to_quat_wxyz, wxyz_to_xyzw  # noqa: E402
 from floating_base_control.experiments.orbital.scenario import OrbitalScenario  # noqa: E402
-from floating_base_control.planning.reorientation import rotation_angle, rotation_from_axis_angle  # noqa: E402
+from floating_base_control.planning.rotations import rotation_angle, rotation_from_axis_angle  # noqa: E402
 from floating_base_control.ros import messages as m  # noqa: E402
 
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]

@@ -11,7 +11,7 @@ collides the arm with the spacecraft (the URDF's primitives, ``collisions``) and
 Everything judged comes from the simulator's ground truth: the final attitude error (``R_target^T R1``; with
 momentum at the plan's end, interpolated between the logged rows), the joints' speed ratios and limit
 margins (every tick, :class:`~floating_base_control.control.limits.LimitMonitor`), the contacts.  The naive
-baseline (:func:`~floating_base_control.planning.reorientation.baseline_plan`) is planned in the same run, from
+baseline (:func:`~floating_base_control.planning.baseline.baseline_plan`) is planned in the same run, from
 the same shape, for the same target: its rotation per cycle (exact eq. 9) is the comparison.
 """
 import math
@@ -24,7 +24,10 @@ from floating_base_control.control.shape import ShapeGains
 from floating_base_control.experiments.orbital import scenario as orbital
 from floating_base_control.experiments.orbital.dispersions import controller_model
 from floating_base_control.planning import execution, reorientation as ro
+from floating_base_control.planning.baseline import baseline_plan
 from floating_base_control.planning.holonomy import rotation_matrix, rotation_vector
+from floating_base_control.planning.limits import DEFAULT_MARGIN
+from floating_base_control.planning.rotations import rotation_angle, rotation_from_axis_angle
 from floating_base_control.resources import orbital_robot_urdf
 
 #: Seconds simulated at most after the plan planned at the start: the observer's convergence with momentum
@@ -45,7 +48,7 @@ class ReorientSettings:
     tolerance_deg: float = math.degrees(execution.TOLERANCE)
     max_corrections: int = execution.MAX_CORRECTIONS
     planning_latency_s: float = 0.0           #: results of the in-process planner come this late (sim time)
-    margin: float = ro.DEFAULT_MARGIN         #: rad inside the joint limits
+    margin: float = DEFAULT_MARGIN            #: rad inside the joint limits
     baseline: bool = True                     #: plan the naive baseline too (its rotation per cycle)
     duration_s: float = None                  #: simulated seconds; None: default_duration
 
@@ -55,7 +58,7 @@ class ReorientSettings:
 
 def target(settings):
     """The target attitude (3x3): ``angle_deg`` about ``axis`` of the base at the start (``g1(0) = I``)."""
-    return ro.rotation_from_axis_angle(settings.axis, math.radians(settings.angle_deg))
+    return rotation_from_axis_angle(settings.axis, math.radians(settings.angle_deg))
 
 
 def build(scenario, model, settings):
@@ -71,7 +74,7 @@ def build(scenario, model, settings):
     def evaluate(t, g1, q):
         return {"dq_norm_deg": math.degrees(np.linalg.norm(task.error)),
                 "base_rotation_error": rotation_vector(R_target.T @ g1[:3, :3]),
-                "base_rotation_error_deg": math.degrees(ro.rotation_angle(R_target.T @ g1[:3, :3])),
+                "base_rotation_error_deg": math.degrees(rotation_angle(R_target.T @ g1[:3, :3])),
                 "estimated_rotation_error_deg": math.degrees(task.estimated_error())}
     return task, evaluate
 
@@ -110,7 +113,7 @@ def task_summary(scenario, model, settings, task, log, summary):
     error = _error_at(log, at)
     R_target = target(settings)
     out = {"task": "reorient", "simulated_s": summary["duration_s"],
-           "target_rotation_deg": math.degrees(ro.rotation_angle(R_target)),
+           "target_rotation_deg": math.degrees(rotation_angle(R_target)),
            "target_axis": list(settings.axis), "final_base_rotation_error_deg": error,
            "final_base_rotation_error_at_s": at, "task_status": task.status,
            "cycles": task.cycles, "corrections": task.corrections,
@@ -128,7 +131,7 @@ def task_summary(scenario, model, settings, task, log, summary):
            "joint_velocity_limits": model.velocity_limits.tolist(), "reorient_settings": settings.to_dict()}
     if task.cycles:
         turned = R_target @ rotation_matrix(log["base_rotation_error"][int(np.argmin(np.abs(log["t"] - at)))])
-        out["measured_rotation_per_cycle_deg"] = math.degrees(ro.rotation_angle(turned)) / task.cycles
+        out["measured_rotation_per_cycle_deg"] = math.degrees(rotation_angle(turned)) / task.cycles
     if settings.baseline:
         out.update(_baseline(scenario, model, settings, R_target, first))
     return out
@@ -146,7 +149,7 @@ def _error_at(log, t):
 def _baseline(scenario, model, settings, R_target, first):
     """The naive baseline for the target from the start shape (its rotation about the axis per cycle, eq. 9), and
     the ratios to the first plan's, per cycle and per second."""
-    plan = ro.baseline_plan(model, np.array(scenario.q0, dtype=float), R_target, margin=settings.margin)
+    plan = baseline_plan(model, np.array(scenario.q0, dtype=float), R_target, margin=settings.margin)
     s = plan.summary()
     out = {"baseline_rotation_per_cycle_deg": s["rotation_per_cycle_deg"], "baseline_cycles": s["cycles"],
            "baseline_duration_s": s["duration_s"], "baseline_rotation_rate_deg_s": s["rotation_rate_deg_s"],
