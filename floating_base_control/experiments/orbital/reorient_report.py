@@ -17,7 +17,8 @@ from pathlib import Path
 from floating_base_control.resources import share_file
 
 #: ``(name, what, arguments of fbc)``: the issue's targets in the ideal and the realistic scenario, with the
-#: scenario's momentum, and the robot of [Mishra2023] Sec. V-B (a plan: its prediction by the exact eq. 9).
+#: scenario's momentum, and the robot of [Mishra2023] Sec. V-B (a run, and a plan: its prediction by the exact
+#: eq. 9).
 CASES = [(f"{scenario}_{name}", f"{scenario}, {what}",
           ["demo", "orbital", "--task", "reorient", "--scenario", scenario, *target])
          for scenario in ("ideal", "realistic")
@@ -27,6 +28,9 @@ CASES = [(f"{scenario}_{name}", f"{scenario}, {what}",
 CASES += [("momentum_z30", "ideal, the scenario's momentum (10 deg/s tumble), 30 deg about z",
            ["demo", "orbital", "--task", "reorient", "--tumble-scale", "1", "--axis", "0", "0", "1",
             "--angle-deg", "30"]),
+          ("lwr_run_z90", "LWR 4+ on the 3.5 kg base, 90 deg about z (pose 100 Hz, 0.1 mrad)",
+           ["demo", "orbital", "--urdf", "urdf/lwr4_free_floating.urdf", "--task", "reorient", "--axis", "0", "0",
+            "1", "--angle-deg", "90", "--pose-rate", "100", "--pose-noise", "0.1"]),
           ("lwr_z90", "LWR 4+ on the 3.5 kg base (plan), 90 deg about z",
            ["plan", "reorient", "--urdf", "urdf/lwr4_free_floating.urdf", "--axis", "0", "0", "1",
             "--angle-deg", "90"])]
@@ -91,7 +95,8 @@ def shortfalls(out):
         if s["final_base_rotation_error_deg"] is None or s["final_base_rotation_error_deg"] >= bound:
             items.append(f"- {what}: final error {_f(s['final_base_rotation_error_deg'], 3)} deg (bound {bound} deg)")
         ratio = s.get("rotation_per_cycle_ratio")          # the baseline is planned at zero momentum
-        if not s["momentum"] and (ratio is None or ratio < 2.0):
+        # twice the baseline per cycle is asked of the orbital robot: the LWR turns 90 deg in one cycle of either
+        if not s["momentum"] and not name.startswith("lwr") and (ratio is None or ratio < 2.0):
             items.append(f"- {what}: rotation per cycle {_f(ratio, 2)} times the baseline's (per second: "
                          f"{_f(s.get('rotation_rate_ratio'), 2)} times)")
         if s["arm_spacecraft_contacts"]:
@@ -129,9 +134,9 @@ observer's estimate; the controller node does the same over ROS 2.
 3. **Landing.**  `N` equal cycles of one loop, repeated as [Vafa1990]'s cyclic motions: Gauss-Newton on the
    loop's coefficients solves `log H = theta / N` to round-off, so `H^N` is the target with no fractional
    cycle; loops in several joint planes compose rotations about any axis, the non-commuting part included.
-   One cycle fewer than the fastest loop needs is tried first, with a loop grown for it (SLSQP from the
-   fastest loop, raising its rotation about the axis within the limits and the clearance, then the shortest
-   such cycle), kept if it turns at least 0.8 times as fast per second: about the orbital robot's x-y axes
+   From at most three cycles of the fastest loop, one cycle fewer is tried first, with a loop grown for it
+   (SLSQP from the fastest loop, raising its rotation about the axis within the limits and the clearance, then
+   the shortest such cycle), kept if it turns at least 0.8 times as fast per second: about the orbital robot's x-y axes
    the fastest loop turns ~5 deg per cycle (11 about z), the grown one 10.
 4. **Timing.**  The `N` cycles as one path from rest to rest, time-optimal within the speed and acceleration
    limits ([Bobrow1985], [Pham2018]; `planning/timing.py`).
@@ -190,8 +195,13 @@ local optimum that depends on the estimated target's last digits).  The larger l
 the runs end with corrections from rest (counted in the cycles).  With momentum the target is the attitude at the
 plan's end: the base drifts on afterwards, and the remainders land on the same instant.
 
-The robot of [Mishra2023] Sec. V-B (`fbc plan reorient`, from `q = 0`): the plan's predicted error is the
-exact eq. 9 along its timed trajectory.
+The robot of [Mishra2023] Sec. V-B, the LWR 4+ on a 3.5 kg base, is the last row above (`fbc demo orbital
+--urdf urdf/lwr4_free_floating.urdf`, the start and gains scaled from the robot, from rest).  Its pose source
+runs at 100 Hz with 0.1 mrad of noise: the observer gains scaled from this light robot are unstable at the
+default 10 Hz (the demo refuses them, saying so), and with 1 mrad the estimate's locked angular velocity is
+off by ~0.3 deg/s, above the executor's momentum threshold (0.05 deg/s): it then plans for a drift that is
+not there and ends ~1 deg off.  Its plan alone (`fbc plan reorient`, from `q = 0`): the predicted error is
+the exact eq. 9 along its timed trajectory.
 
 | case | predicted error (deg) | cycles | duration (s) | planning (s) | deg/cycle | loop joints |
 |---|---|---|---|---|---|---|
