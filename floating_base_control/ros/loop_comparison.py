@@ -229,9 +229,10 @@ default gains) in the in-process loop with its default delay (each command acts 
 state, `sim/loop.py`) and over ROS 2 (`--ros`: `mujoco_sim` and `floating_base_controller` as two processes
 over shared-memory DDS, in real time, with `config/orbital_robot.yaml`'s `realtime_priority`), on the machine
 as it is and beside CPU burners (`yes > /dev/null`, killed after the run).  Errors on the simulator's ground
-truth, recorded by the demo's own process (its four topics matched by stamp; the process is also the task's client,
-real-time below the nodes while they run, so that it keeps up and commands on time); the load is the 1-minute load average during each run (the machine is shared); the DDS loop's rate,
-period and joint-state age are the controller's own per-tick log (`ros_loop` in `summary.json`).
+truth, recorded by the demo's own process (its four topics matched by stamp; the process is also the task's
+client, real-time below the nodes while they run, so that it keeps up and commands on time); the load is the
+1-minute load average during each run (the machine is shared); the DDS loop's rate, period and joint-state age
+are the controller's own per-tick log (`ros_loop` in `summary.json`).
 Scheduling seen: {scheduling}; other user processes with real-time scheduling during the runs (they compete
 with the nodes, which burners at ordinary scheduling cannot): {others}.
 
