@@ -34,14 +34,17 @@ TASKS = ("trajectory", "end-effector")
 RMS_FACTOR = 2.0
 #: ... and the end effector's final error at most this (m, deg).
 EE_POSITION_M, EE_ORIENTATION_DEG = 2e-3, 0.2
+#: This process while it runs the DDS demo (orbital_demo.RECORDER_PRIORITY), whose scheduling is reported too.
+RECORDER = "orbital_demo (recorder, client)"
 #: The node processes whose scheduling is reported.
 NODES = {"mujoco_sim": "ros.orbital_sim", "floating_base_controller": "ros.orbital_controller"}
 
 
 class MachineWatch:
     """The 1-minute load average every ``period`` s while it runs, the scheduling of the node processes
-    (children of this process, ``/proc``) as last seen, and the other user processes seen with real-time
-    scheduling (they compete with the nodes for the cores, which CPU burners cannot)."""
+    (children of this process, ``/proc``) and of this one (the demo's recorder and client) as last seen, and the
+    other user processes seen with real-time scheduling (they compete with the nodes for the cores, which CPU
+    burners cannot)."""
 
     def __init__(self, period=1.0):
         self.loads, self.scheduling, self.period, self.others = [], {}, period, set()
@@ -68,7 +71,10 @@ class MachineWatch:
                             if module in command:
                                 self.scheduling[name] = scheduling(int(pid))
                                 ours.add(int(pid))
-            self.others |= {p for p in realtime_processes() if p[0] not in ours}
+            here = scheduling(os.getpid())    # real-time (RECORDER_PRIORITY) only while the nodes run
+            if here != "SCHED_OTHER" or RECORDER not in self.scheduling:
+                self.scheduling[RECORDER] = here
+            self.others |= {p for p in realtime_processes() if p[0] not in ours and p[0] != os.getpid()}
             if self.done.wait(self.period):
                 return
 
@@ -223,8 +229,10 @@ default gains) in the in-process loop with its default delay (each command acts 
 state, `sim/loop.py`) and over ROS 2 (`--ros`: `mujoco_sim` and `floating_base_controller` as two processes
 over shared-memory DDS, in real time, with `config/orbital_robot.yaml`'s `realtime_priority`), on the machine
 as it is and beside CPU burners (`yes > /dev/null`, killed after the run).  Errors on the simulator's ground
-truth; the load is the 1-minute load average during each run (the machine is shared); the DDS loop's rate,
-period and joint-state age are the controller's own per-tick log (`ros_loop` in `summary.json`).
+truth, recorded by the demo's own process (its four topics matched by stamp; the process is also the task's
+client, real-time below the nodes while they run, so that it keeps up and commands on time); the load is the
+1-minute load average during each run (the machine is shared); the DDS loop's rate, period and joint-state age
+are the controller's own per-tick log (`ros_loop` in `summary.json`).
 Scheduling seen: {scheduling}; other user processes with real-time scheduling during the runs (they compete
 with the nodes, which burners at ordinary scheduling cannot): {others}.
 

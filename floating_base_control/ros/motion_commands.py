@@ -116,8 +116,9 @@ class MotionCommands:
         self.switch_step = "none"        # largest per-tick torque step of the last blend, fraction of the limits
         # the checks' worker, started with the first task that takes commands: it imports the package and builds
         # the model (seconds, a minute on a loaded machine); until then the checks run here, on the tick
+        # one below the loop's real-time priority: a command waits for its check, the loop never does
         self.worker = Worker("floating_base_control.robots.orbital.spacecraft:robot_model", robot_options(node._p),
-                             here=model)
+                             here=model, realtime_priority=max(0, node._p("realtime_priority") - 1))
         self.queued, self.checking = deque(), None
         self.error_pub = node.create_lifecycle_publisher(Float64MultiArray, "~/tracking_error", 10)
         self.reorient_pub = node.create_lifecycle_publisher(DiagnosticStatus, "~/reorientation", 10)

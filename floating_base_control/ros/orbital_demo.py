@@ -43,41 +43,63 @@ from floating_base_control.ros.messages import (fill_pose_msg, g_from_pose_msg, 
                                                 twist_from_msg)
 from floating_base_control.ros.params import CARTESIAN_AXES
 from floating_base_control.processes import die_with_parent
+from floating_base_control.ros.realtime import fifo_scheduling, ordinary_scheduling
 from floating_base_control.ros.runtime import local_env, node_command
 
 DEFAULT_DOMAIN = 61
+#: SCHED_FIFO priority of this process (the recorder and the task's client) while the nodes run, if permitted:
+#: below the nodes' (the config's 50), above ordinary processes, so that on a loaded machine the recorder keeps up
+#: with the ground truth (under two CPU burners, with ordinary scheduling, it got one sample in eight and sent the
+#: end-effector target 0.3-0.7 s late: not the in-process experiment)
+RECORDER_PRIORITY = 10
 
 
 class Recorder(Node):
     """Samples of ground truth (from the simulator) and of what the controller publishes.
 
-    Recording only stores the latest messages at each ground-truth sample; the
-    report rows are computed after the run (:meth:`log`), so that the recorder
-    takes little CPU away from the two nodes it watches.
+    A sample is the simulator's four ground-truth messages of one instant, matched by their common stamp
+    (they arrive on four topics, in any order: pairing the latest of each mixed instants 10 ms apart with this
+    process keeping up, 0.1 s and more when it fell behind, and the demo's 10 deg/s tumble turns the base
+    1.7 mrad in 10 ms), with the controller's latest messages when the sample is complete.  Recording only stores messages; the
+    report rows are computed after the run (:meth:`log`), so that the recorder takes little CPU away from the
+    two nodes it watches.
     """
+
+    TRUTH = ("joints", "truth", "mu", "momentum")
 
     def __init__(self, record=True):
         super().__init__("orbital_demo_recorder")
         self.latest, self.samples, self.record = {}, [], record
+        self.pending = {}                   # stamp (ns) -> the ground-truth messages of that instant so far
         self.first = self.last = None
-        subs = [] if not record else [
+        truth = [(JointState, "/mujoco_sim/joints", "joints")] + ([] if not record else [
                 (Odometry, "/mujoco_sim/ground_truth", "truth"), (TwistStamped, "/mujoco_sim/locked_velocity", "mu"),
-                (WrenchStamped, "/mujoco_sim/momentum", "momentum"),
+                (WrenchStamped, "/mujoco_sim/momentum", "momentum")])
+        for msg_type, topic, key in truth:
+            self.create_subscription(msg_type, topic, lambda msg, key=key: self._on_truth(key, msg), 100)
+        for msg_type, topic, key in [] if not record else [
                 (Odometry, "/floating_base_controller/base_estimate", "estimate"),
                 (TwistStamped, "/floating_base_controller/locked_velocity", "mu_hat"),
-                (Float64MultiArray, "/floating_base_controller/compensation", "compensation")]
-        for msg_type, topic, key in subs:
+                (Float64MultiArray, "/floating_base_controller/compensation", "compensation")]:
             self.create_subscription(msg_type, topic, lambda msg, key=key: self.latest.__setitem__(key, msg), 10)
-        self.create_subscription(JointState, "/mujoco_sim/joints", self._on_truth_joints, 10)
         self.controller_up = False          # the controller publishes diagnostics once configured
         self.create_subscription(DiagnosticArray, "/diagnostics",
                                  lambda msg: setattr(self, "controller_up", True), 10)
 
-    def _on_truth_joints(self, msg):
+    def _on_truth(self, key, msg):
+        """Store ``msg``; the clock (:attr:`elapsed`) advances with each complete sample (each joint state
+        without ``record``)."""
         if self.record:
-            if not all(k in self.latest for k in ("truth", "mu", "momentum")):
+            stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+            instant = self.pending.setdefault(stamp, {})
+            instant[key] = msg
+            if len(instant) < len(self.TRUTH):
                 return
-            self.samples.append((msg, dict(self.latest)))
+            del self.pending[stamp]
+            msg = instant.pop("joints")
+            self.samples.append((msg, {**self.latest, **instant}))
+            for old in [s for s in self.pending if s < stamp - 10**9]:   # a message of theirs was lost
+                del self.pending[old]
         self.last = stamp_to_seconds(msg.header.stamp)
         self.first = self.last if self.first is None else self.first
 
@@ -184,8 +206,8 @@ class TaskClient:
 
     def end_s(self, duration_s):
         """When the run ends (s of the log): ``duration_s``, or for the end effector ``ee_hold_s`` after its
-        reference arrives, as in the ROS-free demo (the target goes out later here: the task switch is a
-        parameter change, answered over DDS)."""
+        reference arrives, as in the ROS-free demo (the target goes out 5-20 ms later here: the task switch is a
+        parameter change, answered over DDS, and the node checks the target's reach before taking it)."""
         from floating_base_control.experiments.orbital.tasks import ee_reach_s
         if self.task != "end-effector" or self.target is None:
             return duration_s
@@ -313,6 +335,8 @@ def _run(scenario, duration_s, domain_id, params_file, controller_overrides, tim
                                                    [*controller_params, *controller_overrides]), env=env,
                                       preexec_fn=die_with_parent()))
         _wait_for(executor, lambda: recorder.controller_up, procs, "floating_base_controller")
+        if record:                               # after the nodes started: they must not inherit it
+            fifo_scheduling(RECORDER_PRIORITY)
         while recorder.elapsed < (duration_s if client is None else client.end_s(duration_s)):
             executor.spin_once(timeout_sec=0.1)
             if client is not None:
@@ -325,6 +349,7 @@ def _run(scenario, duration_s, domain_id, params_file, controller_overrides, tim
                 reported += 5.0
                 progress(recorder.elapsed)
     finally:
+        ordinary_scheduling()
         for p in procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
@@ -360,11 +385,14 @@ def _run(scenario, duration_s, domain_id, params_file, controller_overrides, tim
 
 def loop_statistics(path, skip_s=0.0):
     """The controller's loop as its per-tick timing log (``timing_log``) recorded it, after the first ``skip_s``
-    (start-up): ticks per second, tick period and compute time (to the command), the joint state's age at the
-    tick (from the simulator's stamp), ms.  The loop delay of a DDS loop is the age plus the compute time plus
-    the command's way to the simulator, which applies it at its next physics step."""
+    (start-up; all of a run hardly longer, a test's): ticks per second, tick period and compute time (to the
+    command), the joint state's age at the tick (from the simulator's stamp), ms.  The loop delay of a DDS loop is
+    the age plus the compute time plus the command's way to the simulator, which applies it at its next physics
+    step."""
     t, compute, age, _, _ = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2).T
     keep = t >= t[0] + skip_s
+    if keep.sum() < 2:           # a run hardly longer than its start-up (a test's): all of it
+        keep[:] = True
     t, compute, age = t[keep], 1e3 * compute[keep], 1e3 * age[keep]
     periods = 1e3 * np.diff(t)
     return {"ticks": int(t.size), "control_rate_hz": float((t.size - 1) / (t[-1] - t[0])),

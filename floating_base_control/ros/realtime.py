@@ -80,3 +80,13 @@ def fifo_scheduling(priority):
             return (f"SCHED_FIFO at priority {priority} is not permitted for this user (needs root, "
                     "CAP_SYS_NICE or an rtprio limit in /etc/security/limits.conf)")
     return None
+
+
+def ordinary_scheduling():
+    """Back to ordinary scheduling (``SCHED_OTHER``) for every thread of this process, after
+    :func:`fifo_scheduling`."""
+    for tid in (int(tid) for tid in os.listdir("/proc/self/task")):
+        try:
+            os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+        except ProcessLookupError:
+            continue

@@ -64,6 +64,19 @@ def test_the_worker_runs_at_ordinary_scheduling_beside_a_real_time_loop(worker):
     assert os.sched_getscheduler(pid) == os.SCHED_OTHER
 
 
+def test_a_worker_given_a_real_time_priority_runs_its_jobs_there_below_the_loop(worker):
+    """The node's check worker (realtime_priority one below the loop's): its jobs run SCHED_FIFO at that priority,
+    so that ordinary processes on a loaded machine do not delay a command's check."""
+    if not worker.fifo_parent:
+        pytest.skip("SCHED_FIFO not permitted here")
+    w = Worker("builtins:dict", realtime_priority=9)
+    try:
+        pid = wait(w.submit("os:getpid")).result()
+        assert os.sched_getscheduler(pid) == os.SCHED_FIFO and os.sched_getparam(pid).sched_priority == 9
+    finally:
+        w.close()
+
+
 def test_the_worker_ends_with_its_parent_killed_or_not():
     parent = subprocess.Popen([sys.executable, "-c", "import sys, time\n"
                                "from floating_base_control.background import Worker\n"

@@ -60,3 +60,14 @@ def test_the_loop_statistics_are_those_of_the_timing_log(tmp_path):
     assert s["ticks"] == 200 and s["period_max_ms"] == pytest.approx(5.0) and s["period_p50_ms"] == pytest.approx(1.0)
     assert s["control_rate_hz"] == pytest.approx(199 / 0.203)
     assert s["compute_p99_ms"] == pytest.approx(0.2) and s["joint_state_age_max_ms"] == pytest.approx(4.0)
+
+
+def test_a_run_hardly_longer_than_its_start_up_keeps_all_its_ticks(tmp_path):
+    """A test's 1.5 s run with the demo's 2 s of start-up left out: its statistics are of all its ticks, not of
+    none."""
+    t = 1e-3 * np.arange(1500)
+    path = tmp_path / "timing.csv"
+    np.savetxt(path, np.c_[t, np.full(t.size, 2e-4), np.full(t.size, 5e-4), np.zeros(t.size), np.zeros(t.size)],
+               delimiter=",", header="t,compute_s,joint_state_age_s,after_tick_s,gc_s", comments="")
+    s = loop_statistics(path, skip_s=2.0)
+    assert s["ticks"] == 1500 and s["control_rate_hz"] == pytest.approx(1000.0)

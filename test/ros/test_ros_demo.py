@@ -80,3 +80,38 @@ def test_make_demo_writes_a_video_of_the_orbital_run(tmp_path, monkeypatch, caps
         middle = frame[30:90, 40:120].astype(float)
         assert (np.linalg.norm(middle - gold, axis=2) < 90).mean() > 0.05
     assert "video.mp4" in capsys.readouterr().out
+
+
+def test_the_recorder_pairs_the_ground_truth_of_one_instant_by_its_stamp():
+    """The four ground-truth topics arrive in any order (on a loaded machine, one topic 0.1 s behind another): a
+    sample holds the messages of one stamp, whatever arrived last of the others; an instant with a lost message
+    gives no sample."""
+    import rclpy
+    from geometry_msgs.msg import TwistStamped, WrenchStamped
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import JointState
+
+    from floating_base_control.ros.messages import seconds_to_stamp, stamp_to_seconds
+
+    def message(kind, t):
+        msg = kind()
+        msg.header.stamp = seconds_to_stamp(100.0 + t)
+        return msg
+    rclpy.init(domain_id=domain_for(__name__))
+    try:
+        recorder = demo.Recorder()
+        times = np.round(0.01 * np.arange(12), 2)
+        for t in times:                                   # the joint states ten instants ahead of the rest
+            recorder._on_truth("joints", message(JointState, t))
+        for t in times[:10]:
+            for key, kind in (("truth", Odometry), ("mu", TwistStamped), ("momentum", WrenchStamped)):
+                if not (t == 0.05 and key == "mu"):       # lost
+                    recorder._on_truth(key, message(kind, t))
+        stamps = [[stamp_to_seconds(m.header.stamp) - 100.0 for m in (joints, *(o[k] for k in ("truth", "mu",
+                   "momentum")))] for joints, o in recorder.samples]
+        expected = [t for t in times[:10] if t != 0.05]
+        assert np.allclose(stamps, np.repeat(np.array(expected)[:, None], 4, axis=1), atol=1e-6)
+        assert recorder.elapsed == pytest.approx(0.09, abs=1e-6)
+        recorder.destroy_node()
+    finally:
+        rclpy.try_shutdown()
