@@ -60,9 +60,9 @@ class Recorder(Node):
     A sample is the simulator's four ground-truth messages of one instant, matched by their common stamp
     (they arrive on four topics, in any order: pairing the latest of each mixed instants 10 ms apart with this
     process keeping up, 0.1 s and more when it fell behind, and the demo's 10 deg/s tumble turns the base
-    1.7 mrad in 10 ms), with the controller's latest messages when the sample is complete.  Recording only stores messages; the
-    report rows are computed after the run (:meth:`log`), so that the recorder takes little CPU away from the
-    two nodes it watches.
+    1.7 mrad in 10 ms), with the controller's latest messages when the sample is complete.  Recording only
+    stores messages; the report rows are computed after the run (:meth:`log`), so that the recorder takes
+    little CPU away from the two nodes it watches.
     """
 
     TRUTH = ("joints", "truth", "mu", "momentum")
