@@ -13,6 +13,9 @@ With a motion task (:func:`run` with ``task``, docs/how-to/command-motion.md) th
 publishes the joint trajectory on ``~/joint_trajectory``, or switches the controller's ``task``
 parameter to ``end_effector`` and publishes the target on ``~/target_pose``, at the times of the
 ROS-free demo (``experiments/orbital/tasks.py``), and judges the result on the simulator's ground truth.
+
+One coherent module: the demo's processes, its recorder and its task client share one run's timing and
+scheduling, and read together as what ``fbc demo orbital --ros`` does.
 """
 import os
 import signal
