@@ -10,20 +10,16 @@ import yaml
 from floating_base_control.cli import main
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import example_robot_data_urdfs, hopper_urdf
+from helpers import run_fbc
 
 SOLO = example_robot_data_urdfs()["solo_description/robots/solo12.urdf"]
 PANDA = example_robot_data_urdfs()["panda_description/urdf/panda.urdf"]
 
 
 def fbc(argv, capsys):
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return out.out
+    code, out, err = run_fbc(argv, capsys)
+    assert code == 0, err
+    return out
 
 
 def repeated(tmp_path, command, config, capsys):

@@ -9,17 +9,13 @@ import pytest
 
 from floating_base_control import cli
 from floating_base_control.cli import main
-from helpers import malformed_urdf
+from helpers import malformed_urdf, run_fbc
 
 
 def fbc(argv, capfd):
     """``(exit status, stderr)`` of ``fbc argv``, stderr as the terminal gets it (file descriptor 2)."""
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    return code, capfd.readouterr().err
+    code, _, err = run_fbc(argv, capfd)
+    return code, err
 
 
 def assert_one_line(code, err, words, status=2):

@@ -4,21 +4,13 @@ import json
 import numpy as np
 import pytest
 
-from floating_base_control.cli import main
 from floating_base_control.resources import share_file
+from helpers import run_fbc
 
 THREE_BODY = {d: share_file(f"urdf/three_body_d{d}.urdf") for d in (0, 1)}
 
 
-def run(argv, capsys):
-    """``(exit code, stdout, stderr)`` of ``fbc argv``."""
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+run = run_fbc
 
 
 @pytest.mark.parametrize("command", ["gait", "ccf", "integrability"])

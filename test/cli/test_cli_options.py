@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 import yaml
 
-from floating_base_control.cli import build_parser, demo_hopper, demo_orbital, main
+from floating_base_control.cli import build_parser, demo_hopper, demo_orbital
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import example_robot_data_urdfs, hopper_urdf, orbital_robot_urdf, share_file
+from helpers import run_fbc
 
 PANDA = example_robot_data_urdfs()["panda_description/urdf/panda.urdf"]
 THREE_BODY = share_file("urdf/three_body_d1.urdf")
@@ -52,15 +53,7 @@ def name(argv):
     return " ".join(argv[:2]) if argv[0] in ("demo", "plan") else argv[0]
 
 
-def fbc(argv, capsys):
-    """``(exit status, stdout, stderr)``."""
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+fbc = run_fbc
 
 
 def written(out):

@@ -8,23 +8,16 @@ import pytest
 
 from helpers.reconstruction_oracle import reconstruct
 from floating_base_control import FloatingBaseModel
-from floating_base_control.cli import main
 from floating_base_control.planning.rotations import rotation_angle, rotation_from_axis_angle
 from floating_base_control.resources import share_file
+from helpers import run_fbc
 
 LWR = share_file("urdf/lwr4_free_floating.urdf")
 #: plan.json's keys that issue 27 lists
 KEYS = {"times", "positions", "joint_names", "predicted_rotation", "cycles", "duration_s", "planning_time_s"}
 
 
-def run(argv, capsys):
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    return code, out.out, out.err
+run = run_fbc
 
 
 @pytest.mark.slow

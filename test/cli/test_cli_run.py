@@ -12,17 +12,13 @@ import pytest
 
 from floating_base_control.cli import _run, main
 from floating_base_control.experiments.orbital import report
+from helpers import run_fbc
 
 
 def fbc(argv, capsys):
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return out.out, out.err
+    code, out, err = run_fbc(argv, capsys)
+    assert code == 0, err
+    return out, err
 
 
 @pytest.fixture(scope="module")

@@ -61,3 +61,16 @@ def random_inertia(rng):
     c = rng.normal(size=3) * 0.3
     cx = lie.skew(c)
     return np.block([[Ic - m * cx @ cx, m * cx], [-m * cx, m * np.eye(3)]])
+
+
+def run_fbc(argv, capture):
+    """``(exit status, stdout, stderr)`` of ``fbc argv`` run in this process; ``capture``: pytest's ``capsys``
+    (what Python wrote) or ``capfd`` (what reached file descriptors 1 and 2, as a terminal gets it)."""
+    from floating_base_control.cli import main
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out = capture.readouterr()
+    return code, out.out, out.err
