@@ -16,7 +16,6 @@ export FASTDDS_BUILTIN_TRANSPORTS := SHM
 export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 export ROS_DOMAIN_ID := $(FBC_ROS_DOMAIN)
 export RCUTILS_COLORIZED_OUTPUT := 0
-export PYTHONDONTWRITEBYTECODE := 1
 export MPLBACKEND := Agg
 
 .PHONY: setup demo test test-core bench sweep stability reorient loops lock clean
