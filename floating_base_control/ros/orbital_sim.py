@@ -13,7 +13,8 @@ Ground truth, for evaluation only, on ``~/ground_truth`` (nav_msgs/Odometry),
 MuJoCo's own subtree quantities).
 
 Time: the physics keeps up with the wall clock (several steps per tick when a
-tick is late; a tick that then finds no new period publishes nothing, rather
+tick is late, up to ``MAX_CATCH_UP_S`` of a stall at once, each step under the
+command it would have had; a tick that then finds no new period publishes nothing, rather
 than the same sample again) and every message is stamped on one clock: the start's wall time
 plus the steps of physics and, when the machine is too loaded to catch up, the
 steps the physics stood still (a pause: samples due meanwhile see the state it
@@ -58,8 +59,11 @@ from floating_base_control.ros import messages as m
 from floating_base_control.ros import runtime as rt
 from floating_base_control.ros.params import robot_options, sim_params
 
-#: At most this many physics steps per tick; beyond, the simulation falls behind the wall clock.
-MAX_CATCH_UP = 20
+#: Longest stall (s) the physics catches up in one tick, under the last command until it times out, as the world
+#: does not wait for a stalled computer (a virtual machine's vCPUs stall for tens of milliseconds under load).
+#: Pausing instead would let the stamps run on while the base stands still: an observer then sees a tumble stop.
+#: Beyond it (a machine too slow for the rate), the simulation falls behind the wall clock.
+MAX_CATCH_UP_S = 0.25
 
 
 class SimNode(Node):
@@ -76,7 +80,7 @@ class SimNode(Node):
         # whole publish periods of physics per tick: the stamps stay on the publish_rate_hz grid when
         # a tick comes late (a loaded machine), as a driver's fixed-rate loop stamps them
         self.per_tick = max(1, round(p("physics_rate_hz") / p("publish_rate_hz")))
-        self.max_catch_up = self.per_tick * max(1, MAX_CATCH_UP // self.per_tick)
+        self.max_catch_up = self.per_tick * max(1, round(MAX_CATCH_UP_S / self.dt) // self.per_tick)
         self.plant = MujocoPlant.from_urdf(urdf, self.model, timestep=self.dt, contacts=False)
         seed = p("seed")
         self.encoders = JointEncoders(p("q_noise"), p("qdot_noise"), seed=2 * seed + 1)
@@ -169,10 +173,14 @@ class SimNode(Node):
                                       "simulation slows down", throttle_duration_sec=5.0)
             self._pause(todo - self.max_catch_up)                 # fall behind rather than jump
             todo = self.max_catch_up
-        # in lockstep, the command that answered the last state is applied however late the tick runs
-        fresh = (self.lockstep and self.commanded) or wall - self.cmd_time <= self.command_timeout
-        applied = self.tau if fresh else self.zero
+        if self.lockstep:     # the command that answered the last state is applied however late the tick runs
+            fresh = self.commanded or wall - self.cmd_time <= self.command_timeout
+            fresh_until = np.inf if fresh else -np.inf
+        else:                 # each step of a catch-up under the command until it times out, at the step's time
+            fresh_until = self.cmd_time + self.command_timeout - self.t0
+        applied = self.tau if fresh_until >= self._stamp_clock() else self.zero
         for _ in range(max(todo, 0)):
+            applied = self.tau if self._stamp_clock() <= fresh_until else self.zero
             self.plant.step(applied)
             self.steps += 1
             if self.pose_sensor.due(self._stamp_clock()):      # sampled on its own clock, not the tick's

@@ -9,11 +9,13 @@ import pytest
 ros_harness = pytest.importorskip("helpers.ros_harness")
 
 from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
+from nav_msgs.msg import Odometry  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from floating_base_control.ros.messages import stamp_to_seconds  # noqa: E402
+from floating_base_control.planning.rotations import rotation_angle  # noqa: E402
+from floating_base_control.ros.messages import g_from_pose_msg, stamp_to_seconds  # noqa: E402
 
 PARAMS = {"publish_rate_hz": 200.0, "pose_rate_hz": 10.0, "pose_latency_s": 0.05, "command_timeout": 0.2,
           "ground_truth_rate_hz": 50.0, "q0": "[-0.2, -1.0, 0.2, -2.55, -0.2, 1.75, 0.6]", "publish_clock": True}
@@ -24,7 +26,7 @@ def sim():
     domain = ros_harness.domain_for(__name__)
     proc = ros_harness.start_node("orbital_sim", domain, PARAMS)
     client = ros_harness.Client(domain, [])
-    client.joint_states, client.poses, client.momenta, client.clock = [], [], [], []
+    client.joint_states, client.poses, client.momenta, client.clock, client.truth = [], [], [], [], []
     node = client.node
 
     def now():
@@ -33,6 +35,7 @@ def sim():
     node.create_subscription(PoseStamped, "/base_pose", lambda m: client.poses.append((now(), m)), 100)
     node.create_subscription(WrenchStamped, "/mujoco_sim/momentum", lambda m: client.momenta.append(m), 1000)
     node.create_subscription(Clock, "/clock", lambda m: client.clock.append(stamp_to_seconds(m.clock)), 1000)
+    node.create_subscription(Odometry, "/mujoco_sim/ground_truth", client.truth.append, 1000)
     client.cmd_pub = node.create_publisher(Float64MultiArray, "/effort_controller/commands", 10)
     client.proc = proc
     assert client.wait_for(lambda: len(client.joint_states) >= 3, timeout=60.0), "the simulator publishes nothing"
@@ -84,9 +87,30 @@ def test_rates_names_and_pose_latency(sim):
     assert min(delays) >= 0.05                                                 # never before the 50 ms latency
 
 
+def test_a_short_stall_is_caught_up_as_the_world_would_not_wait(sim):
+    """The process stopped for 0.1 s (a virtual machine's vCPUs stall like that under load): the physics
+    catches the stall up at once (``MAX_CATCH_UP_S``), so across the stop the tumbling base turns at the
+    rate it had before and after it, measured on the ground truth's stamps; a pause would show a base
+    that stood still while the stamps ran on (an observer would see the tumble stop)."""
+    started(sim)
+    sim.truth.clear()
+    assert sim.wait_for(lambda: len(sim.truth) >= 10, timeout=30.0)
+    os.kill(sim.proc.pid, signal.SIGSTOP)
+    time.sleep(0.1)
+    os.kill(sim.proc.pid, signal.SIGCONT)
+    n = len(sim.truth)
+    assert sim.wait_for(lambda: len(sim.truth) >= n + 10, timeout=30.0)
+    stamps = np.array([stamp_to_seconds(m.header.stamp) for m in sim.truth])
+    R = [g_from_pose_msg(m.pose.pose)[:3, :3] for m in sim.truth]
+    rates = np.array([rotation_angle(a.T @ b) for a, b in zip(R, R[1:])]) / np.diff(stamps)
+    gap = int(np.argmax(np.diff(stamps)))
+    assert np.diff(stamps)[gap] > 0.08, np.diff(stamps)                             # the stop was seen
+    assert rates[gap] == pytest.approx(np.median(rates), rel=0.05), (rates[gap], np.median(rates))
+
+
 def test_stamps_stay_on_one_clock_when_the_simulator_falls_behind(sim):
-    """The process stopped for 0.5 s (a loaded machine does that for a moment): the physics stands
-    still meanwhile, and every sample keeps the stamp of the time it was taken: joint states on the
+    """The process stopped for 0.5 s, longer than the physics catches up at once (``MAX_CATCH_UP_S``, 0.25 s):
+    beyond it the physics stands still, and every sample keeps the stamp of the time it was taken: joint states on the
     200 Hz grid, each a new one, pose samples on the 10 Hz grid (those due during the stop too), none
     delivered before its 50 ms latency."""
     started(sim)
