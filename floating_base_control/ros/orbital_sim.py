@@ -62,8 +62,9 @@ from floating_base_control.ros.params import robot_options, sim_params
 #: Longest stall (s) the physics catches up in one tick, under the last command until it times out, as the world
 #: does not wait for a stalled computer (a virtual machine's vCPUs stall for tens of milliseconds under load).
 #: Pausing instead would let the stamps run on while the base stands still: an observer then sees a tumble stop.
-#: Beyond it (a machine too slow for the rate), the simulation falls behind the wall clock.
-MAX_CATCH_UP_S = 0.25
+#: Beyond it (a machine too loaded for the rate), the simulation falls behind the wall clock rather than move
+#: the robot open loop for longer (a simulation that must keep its time whatever the load: ``lockstep``).
+MAX_CATCH_UP_S = 0.1
 
 
 class SimNode(Node):

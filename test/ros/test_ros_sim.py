@@ -88,7 +88,7 @@ def test_rates_names_and_pose_latency(sim):
 
 
 def test_a_short_stall_is_caught_up_as_the_world_would_not_wait(sim):
-    """The process stopped for 0.1 s (a virtual machine's vCPUs stall like that under load): the physics
+    """The process stopped for 0.05 s (a virtual machine's vCPUs stall like that under load): the physics
     catches the stall up at once (``MAX_CATCH_UP_S``), so across the stop the tumbling base turns at the
     rate it had before and after it, measured on the ground truth's stamps; a pause would show a base
     that stood still while the stamps ran on (an observer would see the tumble stop)."""
@@ -96,7 +96,7 @@ def test_a_short_stall_is_caught_up_as_the_world_would_not_wait(sim):
     sim.truth.clear()
     assert sim.wait_for(lambda: len(sim.truth) >= 10, timeout=30.0)
     os.kill(sim.proc.pid, signal.SIGSTOP)
-    time.sleep(0.1)
+    time.sleep(0.05)
     os.kill(sim.proc.pid, signal.SIGCONT)
     n = len(sim.truth)
     assert sim.wait_for(lambda: len(sim.truth) >= n + 10, timeout=30.0)
@@ -104,12 +104,12 @@ def test_a_short_stall_is_caught_up_as_the_world_would_not_wait(sim):
     R = [g_from_pose_msg(m.pose.pose)[:3, :3] for m in sim.truth]
     rates = np.array([rotation_angle(a.T @ b) for a, b in zip(R, R[1:])]) / np.diff(stamps)
     gap = int(np.argmax(np.diff(stamps)))
-    assert np.diff(stamps)[gap] > 0.08, np.diff(stamps)                             # the stop was seen
+    assert np.diff(stamps)[gap] > 0.04, np.diff(stamps)                             # the stop was seen
     assert rates[gap] == pytest.approx(np.median(rates), rel=0.05), (rates[gap], np.median(rates))
 
 
 def test_stamps_stay_on_one_clock_when_the_simulator_falls_behind(sim):
-    """The process stopped for 0.5 s, longer than the physics catches up at once (``MAX_CATCH_UP_S``, 0.25 s):
+    """The process stopped for 0.5 s, longer than the physics catches up at once (``MAX_CATCH_UP_S``, 0.1 s):
     beyond it the physics stands still, and every sample keeps the stamp of the time it was taken: joint states on the
     200 Hz grid, each a new one, pose samples on the 10 Hz grid (those due during the stop too), none
     delivered before its 50 ms latency."""
