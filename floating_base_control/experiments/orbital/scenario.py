@@ -234,7 +234,8 @@ def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o
                    momentum, saturated, kin=None):
     """One logged row from ground truth and the controller's outputs: errors and the Lyapunov
     candidate ``W`` of eq. 53 (``g_hat = None``: observer not started yet; ``kin``: ``model``'s
-    :func:`~floating_base_control.kinematics.shape_inertias` at ``q``, if already computed)."""
+    :func:`~floating_base_control.kinematics.shape_inertias` at ``q``, if already computed).  The base's
+    attitude is the rotation matrix ``base_rotation``, a quaternion in :meth:`Log.arrays`."""
     if g_hat is not None:
         eps = log(inv(g_hat) @ g1)
         mu_e = mu - mu_hat_o
@@ -247,7 +248,7 @@ def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o
     W = lyapunov_candidate(L, kin.M_b, eps, mu_e, W3, dq, stiffness)
     # without the base translation's terms: what converges when only the attitude is measured
     W_rotation = lyapunov_candidate(L, kin.M_b, _ROTATION * eps, _ROTATION * mu_e, W3, dq, stiffness)
-    return {"t": t, "q": q, "base_position": g1[:3, 3].copy(), "base_quaternion": matrix_to_quat_wxyz(g1[:3, :3]),
+    return {"t": t, "q": q, "base_position": g1[:3, 3].copy(), "base_rotation": g1[:3, :3].copy(),
             "dq_norm_deg": np.rad2deg(norm(dq)), "qdot_norm": norm(qdot),
             "tau": tau, "tau_hat_1_norm": norm(tau_hat_1),
             "tau_hat_2_norm": norm(tau_hat_2), "eps_norm": norm(eps),
@@ -273,7 +274,15 @@ class Log:
         self.rows.append(row)
 
     def arrays(self):
-        return {k: np.array([r[k] for r in self.rows]) for k in self.rows[0]}
+        """One array per key; the rows' ``base_rotation`` becomes ``base_quaternion`` in its place, all rows
+        converted in one call (a call per row cost more than the rest of the row's conversion)."""
+        out = {}
+        for k in self.rows[0]:
+            column = np.array([r[k] for r in self.rows])
+            if k == "base_rotation":
+                k, column = "base_quaternion", matrix_to_quat_wxyz(column)
+            out[k] = column
+        return out
 
 
 #: What an attitude-only pose source (``pose_position=False``) leaves unobservable: the observer cannot
