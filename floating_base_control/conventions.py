@@ -23,7 +23,9 @@ ROS messages    x, y, z, w          child frame (body)      separate fields
 from operator import itemgetter
 
 import numpy as np
-from transforms3d.quaternions import mat2quat, quat2mat
+from transforms3d.quaternions import quat2mat
+
+from floating_base_control.compiled import R2, R3, W2, W3, kernel
 
 
 #: Index permutation between ``[omega; v]`` and Pinocchio's ``[v; omega]`` (its own inverse).
@@ -38,9 +40,50 @@ def quat_wxyz_to_matrix(quat):
 
 
 def matrix_to_quat_wxyz(R):
-    """Unit quaternion ``(w, x, y, z)`` of a rotation matrix, with ``w >= 0``."""
-    quat = mat2quat(R)
-    return quat if quat[0] >= 0 else -quat
+    """Unit quaternion ``(w, x, y, z)`` of a rotation matrix, with ``w >= 0``; of each of a stack ``(N, 3, 3)``
+    into ``(N, 4)``.
+
+    Bar-Itzhack's method (J. Guid. Control Dyn. 23(6), 2000) as transforms3d's ``mat2quat`` computes it, to the
+    same bits: the eigenvector of the largest eigenvalue of a symmetric ``K`` built from ``R``.  ``K`` and the
+    choice of the eigenvector are compiled, numpy's ``eigh`` in between takes a whole stack in one call (each
+    matrix as if alone): a run's log converts all its base attitudes at once."""
+    R = np.asarray(R, dtype=float)
+    stack = R.reshape(-1, 3, 3)
+    K = np.zeros((len(stack), 4, 4))
+    bar_itzhack_matrix(stack, K)
+    vals, vecs = np.linalg.eigh(K)
+    quat = np.empty((len(stack), 4))
+    largest_eigenvector_wxyz(vals, vecs, quat)
+    return quat.reshape(R.shape[:-2] + (4,))
+
+
+@kernel(R3, W3)
+def bar_itzhack_matrix(R, K):
+    """Bar-Itzhack's ``K`` of each rotation matrix ``R[i]`` into ``K[i]``, its lower half (``eigh`` reads only
+    that), in transforms3d's order of operations (``Qyx`` is ``R[0, 1]``: the ``y`` input's part of ``x``)."""
+    for i in range(R.shape[0]):
+        Qxx, Qyx, Qzx = R[i, 0, 0], R[i, 0, 1], R[i, 0, 2]
+        Qxy, Qyy, Qzy = R[i, 1, 0], R[i, 1, 1], R[i, 1, 2]
+        Qxz, Qyz, Qzz = R[i, 2, 0], R[i, 2, 1], R[i, 2, 2]
+        K[i, 0, 0] = (Qxx - Qyy - Qzz) / 3.0
+        K[i, 1, 0], K[i, 1, 1] = (Qyx + Qxy) / 3.0, (Qyy - Qxx - Qzz) / 3.0
+        K[i, 2, 0], K[i, 2, 1], K[i, 2, 2] = (Qzx + Qxz) / 3.0, (Qzy + Qyz) / 3.0, (Qzz - Qxx - Qyy) / 3.0
+        K[i, 3, 0], K[i, 3, 1] = (Qyz - Qzy) / 3.0, (Qzx - Qxz) / 3.0
+        K[i, 3, 2], K[i, 3, 3] = (Qxy - Qyx) / 3.0, (Qxx + Qyy + Qzz) / 3.0
+
+
+@kernel(R2, R3, W2)
+def largest_eigenvector_wxyz(vals, vecs, quat):
+    """The eigenvector of each ``K``'s largest eigenvalue (the first of equal ones, as ``np.argmax``) as
+    ``(w, x, y, z)``, turned to ``w >= 0``."""
+    for i in range(vals.shape[0]):
+        best = 0
+        for k in range(1, 4):
+            if vals[i, k] > vals[i, best]:
+                best = k
+        sign = -1.0 if vecs[i, 3, best] < 0 else 1.0
+        for j in range(4):
+            quat[i, j] = sign * vecs[i, (j + 3) % 4, best]
 
 
 def wxyz_to_xyzw(quat):

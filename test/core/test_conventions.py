@@ -32,6 +32,21 @@ def test_package_quaternions_have_w_nonnegative_and_read_any_scale(rng):
         assert_close(mj * np.sign(mj[0]), quat, 1e-14)
 
 
+def test_matrix_to_quaternion_is_transforms3d_mat2quat_to_the_last_bit_one_or_a_stack(rng):
+    """The compiled K and eigenvector choice around numpy's eigh: transforms3d's numbers (w >= 0), for one
+    matrix and row by row for a stack, at rotations near 0, near pi (w ~ 0) and exactly pi (equal eigenvalues)."""
+    from transforms3d.quaternions import mat2quat
+    angles = np.r_[rng.uniform(0, np.pi, 300), 1e-9 * rng.uniform(size=50), np.pi - 1e-9 * rng.uniform(size=50)]
+    axes = rng.normal(size=(len(angles), 3))
+    R = [lie.exp(np.r_[a * n / np.linalg.norm(n), 0, 0, 0])[:3, :3] for a, n in zip(angles, axes)]
+    R = np.array(R + [np.eye(3), np.diag([1.0, -1, -1]), np.diag([-1.0, 1, -1]), np.diag([-1.0, -1, 1])])
+    expected = np.array([q if q[0] >= 0 else -q for q in map(mat2quat, R)])
+    stack = cv.matrix_to_quat_wxyz(R)
+    assert stack.shape == (len(R), 4) and stack.tobytes() == expected.tobytes()
+    assert all(cv.matrix_to_quat_wxyz(r).tobytes() == q.tobytes() for r, q in zip(R, expected))
+    assert (stack[:, 0] >= 0).all()
+
+
 def test_pinocchio_free_flyer_is_body_linear_then_angular(rng):
     g1, V1, q, qdot = random_pose(rng), rng.normal(size=6), rng.normal(size=3), rng.normal(size=3)
     q_pin, v_pin = cv.to_pinocchio(g1, q, V1, qdot)

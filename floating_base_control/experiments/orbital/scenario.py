@@ -187,12 +187,13 @@ def run(scenario, progress=None, motion=None, evaluate=None, until=None):
         mu = locked_velocity(kin, V1, qdot) if truth_fed else None
         q_m, qdot_m = encoders.read(q, qdot)
         out = controller.step(t, q_m, qdot_m, pose_sensor.deliver(t), mu_true=mu)
-        monitor.update(q, qdot, out.saturated)
+        saturated = out.saturated                          # a property evaluated when read: once
+        monitor.update(q, qdot, saturated)
         if logged:
             if mu is None:                                 # for the evaluation only: after the tick
                 kin = shape_inertias(truth_model, truth_model.scratch, q)
                 mu = locked_velocity(kin, V1, qdot)
-            row = _evaluate(scenario, truth_model, controller, plant, out, t, g1, q, qdot, mu, kin)
+            row = _evaluate(scenario, truth_model, controller, plant, out, saturated, t, g1, q, qdot, mu, kin)
             if evaluate is not None:
                 row.update(evaluate(t, g1, q))
             log.append(row)
@@ -218,18 +219,23 @@ def run(scenario, progress=None, motion=None, evaluate=None, until=None):
     return arrays, summary
 
 
-def _evaluate(scenario, model, controller, plant, out, t, g1, q, qdot, mu, kin):
+def _evaluate(scenario, model, controller, plant, out, saturated, t, g1, q, qdot, mu, kin):
     obs = controller.observer
     return evaluation_row(model, obs.gains.L, controller.q_d, controller.shape_gains.stiffness, t, g1, q, qdot,
                           mu, obs.g_hat, out.mu_hat_o, out.tau, out.tau_hat_1, out.tau_hat_2,
-                          plant.momentum(), out.saturated, kin)
+                          plant.momentum(), saturated, kin)
+
+
+_ROTATION = np.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0])      # the rotational half of [omega; v]
+_ROTATION.flags.writeable = False
 
 
 def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o, tau, tau_hat_1, tau_hat_2,
                    momentum, saturated, kin=None):
     """One logged row from ground truth and the controller's outputs: errors and the Lyapunov
     candidate ``W`` of eq. 53 (``g_hat = None``: observer not started yet; ``kin``: ``model``'s
-    :func:`~floating_base_control.kinematics.shape_inertias` at ``q``, if already computed)."""
+    :func:`~floating_base_control.kinematics.shape_inertias` at ``q``, if already computed).  The base's
+    attitude is the rotation matrix ``base_rotation``, a quaternion in :meth:`Log.arrays`."""
     if g_hat is not None:
         eps = log(inv(g_hat) @ g1)
         mu_e = mu - mu_hat_o
@@ -241,9 +247,8 @@ def evaluation_row(model, L, q_d, stiffness, t, g1, q, qdot, mu, g_hat, mu_hat_o
     W3 = 0.5 * qdot @ reduced_shape_inertia(kin) @ qdot
     W = lyapunov_candidate(L, kin.M_b, eps, mu_e, W3, dq, stiffness)
     # without the base translation's terms: what converges when only the attitude is measured
-    rotation = np.r_[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]
-    W_rotation = lyapunov_candidate(L, kin.M_b, rotation * eps, rotation * mu_e, W3, dq, stiffness)
-    return {"t": t, "q": q, "base_position": g1[:3, 3].copy(), "base_quaternion": matrix_to_quat_wxyz(g1[:3, :3]),
+    W_rotation = lyapunov_candidate(L, kin.M_b, _ROTATION * eps, _ROTATION * mu_e, W3, dq, stiffness)
+    return {"t": t, "q": q, "base_position": g1[:3, 3].copy(), "base_rotation": g1[:3, :3].copy(),
             "dq_norm_deg": np.rad2deg(norm(dq)), "qdot_norm": norm(qdot),
             "tau": tau, "tau_hat_1_norm": norm(tau_hat_1),
             "tau_hat_2_norm": norm(tau_hat_2), "eps_norm": norm(eps),
@@ -269,7 +274,15 @@ class Log:
         self.rows.append(row)
 
     def arrays(self):
-        return {k: np.array([r[k] for r in self.rows]) for k in self.rows[0]}
+        """One array per key; the rows' ``base_rotation`` becomes ``base_quaternion`` in its place, all rows
+        converted in one call (a call per row cost more than the rest of the row's conversion)."""
+        out = {}
+        for k in self.rows[0]:
+            column = np.array([r[k] for r in self.rows])
+            if k == "base_rotation":
+                k, column = "base_quaternion", matrix_to_quat_wxyz(column)
+            out[k] = column
+        return out
 
 
 #: What an attitude-only pose source (``pose_position=False``) leaves unobservable: the observer cannot
