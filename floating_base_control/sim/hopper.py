@@ -149,8 +149,12 @@ class HopperPlant:
         self._quat = np.zeros(4)                 # the odometry's orientation, normalized
         self._R = np.zeros(9)                    # ... as a rotation, row-major
         self._h = m.opt.timestep
-        # MuJoCo's rows that a step reads (views: MuJoCo updates them in place)
+        self._n = model.n
+        # MuJoCo's arrays and rows that a step reads (views made once: MuJoCo updates them in place, and each
+        # attribute access of MjData makes a new view)
         d, root = self.data, self.plant.root
+        self._qvel, self._ctrl, self._sensordata = d.qvel, d.ctrl, d.sensordata
+        self._base_ctrl = d.ctrl[self.base_act:self.base_act + 1]
         self._foot_xpos, self._base_xmat = d.site_xpos[self.foot_site], d.site_xmat[self.base_site]
         self._centroid = d.subtree_com[root], d.subtree_linvel[root], d.subtree_angmom[root]
         self._floor_force = d.actuator_force[self.floor_act[0]:self.floor_act[0] + 3] if floor == "viscoelastic" \
@@ -174,12 +178,10 @@ class HopperPlant:
 
     def sense(self):
         """Run MuJoCo's position/velocity stage at the current state and read the sensors."""
-        d = self.data
+        d, s, n = self.data, self._sensordata, self._n
         mujoco.mj_step1(self.model, d)
-        s = d.sensordata
         unit_quaternion(s, self._quat_adr, self._quat)
         mujoco.mju_quat2Mat(self._R, self._quat)
-        n = len(self.joint_names)
         g1, V1, q, qdot = np.empty((4, 4)), np.empty(6), np.empty(n), np.empty(n)
         odometry_and_encoders(s, self._R, self._odometry_adr, self._q_adr, self._qd_adr, g1, V1, q, qdot)
         # acceleration-stage sensor: the force of the previous step (one step of latency)
@@ -196,9 +198,9 @@ class HopperPlant:
         if on_floor:
             mujoco.mj_jacSite(m, d, self._jac, None, self.foot_site)
         mujoco.mj_step2(m, d)
-        v0, v1 = self._v0, d.qvel
+        v0, v1 = self._v0, self._qvel
         damping = self._no_damping if tau_damping is None else np.ascontiguousarray(tau_damping, dtype=float)
-        work = step_work(v0, v1, self._joint_dofs, tau, damping, d.ctrl[self.base_act], self._jac_base,
+        work = step_work(v0, v1, self._joint_dofs, tau, damping, self._base_ctrl[0], self._jac_base,
                          self._base_xmat, h, on_floor, self._jac, self._floor_force, self.D)
         if self.floor_act is None:          # MuJoCo's contact: the constraint force's work
             return StepWork(*work[:3], float(d.qfrc_constraint @ (0.5 * (v0 + v1))) * h)
@@ -217,7 +219,7 @@ class HopperPlant:
         and the base actuator's), and the velocities the step starts from."""
         if self.floor_act is not None:
             self._update_floor()
-        start_step(self.data.qvel, self._v0, self.data.ctrl, self._motors, tau, self.base_act, float(base_torque))
+        start_step(self._qvel, self._v0, self._ctrl, self._motors, tau, self.base_act, float(base_torque))
 
     def _update_floor(self):
         """Switch the floor on while the foot is at or below z = 0; anchor it where the foot
