@@ -280,22 +280,28 @@ class _Events:
 
 def _alpha_cf(com, foot):
     """Ground-truth ``alpha_i,cf`` ([Feurstein2021] eq. 4.22) of the world CoM and foot positions, rad."""
-    return polar_angle((foot[0] - com[0], foot[1] - com[1], foot[2] - com[2]))[0]
+    (cx, cy, cz), (fx, fy, fz) = com.tolist(), foot.tolist()
+    return polar_angle((fx - cx, fy - cy, fz - cz))[0]
 
 
 def _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0):
+    """A row of ``log`` at the current state.  MuJoCo's rows as Python floats: numpy's scalars cost a
+    microsecond per operation."""
     g1, q, qdot = plant.base_pose_and_shape()
     kinetic, gravity = plant.energies()
     force = plant.floor_force()
+    (com_x, com_y, com_z), (com_vx, _, com_vz) = com.tolist(), com_vel.tolist()
+    (_, R_xy, _, _), (R_yx, _, R_yz, y), _, _ = g1.tolist()
+    mass = plant.mass
     log.append(t=plant.time, base_position=g1[:3, 3].copy(), base_quaternion=matrix_to_quat_wxyz(g1[:3, :3]),
-               com_x=com[0], com_y=com[1], com_z=com[2], com_vx=com_vel[0],
-               com_vz=com_vel[2], base_x=g1[0, 3], base_z=g1[2, 3], q=q[0], qdot=qdot[0],
-               L=float(L @ PLANE_NORMAL), p_x=plant.mass * com_vel[0], p_z=plant.mass * com_vel[2],
+               com_x=com_x, com_y=com_y, com_z=com_z, com_vx=com_vx,
+               com_vz=com_vz, base_x=g1[0, 3], base_z=g1[2, 3], q=q[0], qdot=qdot[0],
+               L=float(L @ PLANE_NORMAL), p_x=mass * com_vx, p_z=mass * com_vz,
                alpha_cf=alpha_cf, alpha=cmd.alpha, r_cf=cmd.r_cf, r_cf_dot=cmd.r_cf_dot,
                stance=int(cmd.stance), touching=int(plant.touching()), kinetic=kinetic, gravity=gravity,
                spring=cmd.virtual_spring_energy, E_ctrl=cmd.energy, E_mech=kinetic + gravity,
                tau=cmd.tau[0], base_torque=cmd.base_torque, tau_r=cmd.tau_r, tau_p=cmd.tau_p,
                floor_fx=force[0], floor_fz=force[2],
-               out_of_plane=max(abs(com[1]), abs(g1[1, 3]), abs(g1[0, 1]), abs(g1[1, 0]), abs(g1[1, 2])),
+               out_of_plane=max(abs(com_y), abs(y), abs(R_xy), abs(R_yx), abs(R_yz)),
                in_external=flows.external, in_joint=flows.joint, out_damping=flows.damping,
                out_touchdown=flows.touchdown, out_floor=flows.floor, stored=kinetic + gravity - E0)
