@@ -156,7 +156,15 @@ class RunLog:
             self.columns.setdefault(key, []).append(value)
 
     def arrays(self):
-        return {key: np.asarray(value) for key, value in self.columns.items()}
+        """One array per column; the rows' ``base_rotation`` becomes ``base_quaternion`` in its place, all rows
+        converted in one call (a call per row cost more than the rest of the row)."""
+        out = {}
+        for key, value in self.columns.items():
+            column = np.asarray(value)
+            if key == "base_rotation":
+                key, column = "base_quaternion", matrix_to_quat_wxyz(column)
+            out[key] = column
+        return out
 
 
 @dataclass
@@ -285,15 +293,15 @@ def _alpha_cf(com, foot):
 
 
 def _log_row(log, plant, cmd, com, com_vel, L, alpha_cf, flows, E0):
-    """A row of ``log`` at the current state.  MuJoCo's rows as Python floats: numpy's scalars cost a
-    microsecond per operation."""
+    """A row of ``log`` at the current state (the base's attitude as its rotation matrix: ``RunLog.arrays``
+    converts it).  MuJoCo's rows as Python floats: numpy's scalars cost a microsecond per operation."""
     g1, q, qdot = plant.base_pose_and_shape()
     kinetic, gravity = plant.energies()
     force = plant.floor_force()
     (com_x, com_y, com_z), (com_vx, _, com_vz) = com.tolist(), com_vel.tolist()
     (_, R_xy, _, _), (R_yx, _, R_yz, y), _, _ = g1.tolist()
     mass = plant.mass
-    log.append(t=plant.time, base_position=g1[:3, 3].copy(), base_quaternion=matrix_to_quat_wxyz(g1[:3, :3]),
+    log.append(t=plant.time, base_position=g1[:3, 3].copy(), base_rotation=g1[:3, :3].copy(),
                com_x=com_x, com_y=com_y, com_z=com_z, com_vx=com_vx,
                com_vz=com_vz, base_x=g1[0, 3], base_z=g1[2, 3], q=q[0], qdot=qdot[0],
                L=float(L @ PLANE_NORMAL), p_x=mass * com_vx, p_z=mass * com_vz,
