@@ -28,7 +28,7 @@ def flights(log):
     for t_lo, a_lo, spring in log.liftoffs:
         nxt = next((td for td in log.touchdowns if td[0] > t_lo), None)
         t_td, a_td = (nxt[0], nxt[1]) if nxt else (math.nan, math.nan)
-        if (nxt is None and log.columns["t"][-1] - t_lo >= MIN_FLIGHT) or t_td - t_lo >= MIN_FLIGHT:
+        if (nxt is None and log.rows[-1]["t"] - t_lo >= MIN_FLIGHT) or t_td - t_lo >= MIN_FLIGHT:
             out.append((t_lo, t_td, a_lo, a_td, spring))
     return out
 

@@ -142,9 +142,10 @@ def experiment(robot, name, variant=None, gravity=None, contact_rule=None):
 
 @dataclass
 class RunLog:
-    """Time series (decimated) and per-step event lists of one run."""
+    """Time series (decimated) and per-step event lists of one run.  The series are kept as rows (a dict each,
+    the same keys) and turned into columns when read: a row costs one list append, not one per key."""
 
-    columns: dict = field(default_factory=dict)
+    rows: list = field(default_factory=list)
     touchdowns: list = field(default_factory=list)      #: (t, alpha_cf, foot speed, kinetic energy)
     liftoffs: list = field(default_factory=list)        #: (t, alpha_cf, radial spring energy)
     apexes: list = field(default_factory=list)          #: (t, CoM height, CoM forward speed)
@@ -152,15 +153,14 @@ class RunLog:
     steps: int = 0
 
     def append(self, **row):
-        for key, value in row.items():
-            self.columns.setdefault(key, []).append(value)
+        self.rows.append(row)
 
     def arrays(self):
-        """One array per column; the rows' ``base_rotation`` becomes ``base_quaternion`` in its place, all rows
-        converted in one call (a call per row cost more than the rest of the row)."""
+        """One array per key of the rows; their ``base_rotation`` becomes ``base_quaternion`` in its place, all
+        rows converted in one call (a call per row cost more than the rest of the row)."""
         out = {}
-        for key, value in self.columns.items():
-            column = np.asarray(value)
+        for key in self.rows[0] if self.rows else ():
+            column = np.asarray([row[key] for row in self.rows])
             if key == "base_rotation":
                 key, column = "base_quaternion", matrix_to_quat_wxyz(column)
             out[key] = column
