@@ -16,7 +16,7 @@
 * the default 30 s scenario (controller + MuJoCo at 2 kHz + sensors +
   evaluation logging): wall time, and its summary numbers;
 * the realistic scenario of seed 0 for 60 s (friction at every physics step, quantized encoders, the
-  star tracker; a campaign's run): simulated time over CPU time, ``realistic_real_time_factor``.
+  star tracker, MuJoCo at 1 kHz; a campaign's run): simulated time over CPU time, ``realistic_real_time_factor``.
 """
 import os
 import time

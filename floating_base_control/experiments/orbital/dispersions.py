@@ -26,6 +26,8 @@ base pose: star tracker        representative: attitude noise 1e-4 rad (20 arcse
 initial tumble                 mu_omega(0) of 5-15 deg/s about a random axis, mu_v(0) up to
                                2 cm/s; the same start, set-point and gains as the ideal scenario
 duration                       60 s (the controllers with integral action need it to settle)
+plant integration              MuJoCo's RK4 at the control rate, 1 kHz (the ideal scenario: 2 kHz), the
+                               friction torque held over each step: ``docs/explanation/orbital.md``
 =============================  ===============================================================
 
 Dispersions are drawn from one seed per run (:func:`~.realistic.realistic_scenario`), so a
