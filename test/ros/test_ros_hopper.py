@@ -53,8 +53,7 @@ def hopper():
     procs.append(ros_harness.popen(node_command("hopper_controller", CONFIG, overrides["hopper_controller"]), domain))
     yield client
     client.close()
-    for p in procs:
-        output = ros_harness.stop(p)
+    for output in ros_harness.stop_all(procs):
         assert "Traceback" not in output, output
 
 
@@ -211,6 +210,6 @@ def test_a_physics_blow_up_stops_the_states_with_an_error_and_the_controller_sen
         assert all(o.pose.pose.position.z > -0.5 for o in odometry)
     finally:
         client.close()
-        outputs = [ros_harness.stop(p) for p in procs]
+        outputs = ros_harness.stop_all(procs)
         ros_harness.release_domains(name)
     assert not any("Traceback" in out for out in outputs), outputs
