@@ -1,21 +1,32 @@
 """The layers stay apart: the core imports without ROS, controller-side code loads neither the
 simulator nor plotting, and the nodes hold no math."""
 import ast
-import subprocess
-import sys
+import functools
 from pathlib import Path
 
 import pytest
+from helpers.fresh_imports import modules_loaded
 
 PACKAGE = Path(__file__).resolve().parents[2] / "floating_base_control"
 CONTROLLER_NODES = ["orbital_controller", "hopper_controller", "controller_base"]
+CORE = ["robots.orbital.controller", "robots.hopper.controller", "estimation.observer", "control.shape",
+        "control.watchdog", "dynamics.rel_fast", "model"]
+
+
+@functools.cache
+def fresh_imports():
+    """``{module: what importing it loads}``, each imported in a fresh interpreter (``import sys,
+    <module>``: the package's ``__init__`` first, run once and forked, helpers.fresh_imports)."""
+    modules = [f"floating_base_control.ros.{node}" for node in CONTROLLER_NODES]
+    modules += [f"floating_base_control.{module}" for module in CORE]
+    return modules_loaded("import sys, floating_base_control", {m: f"import {m}" for m in modules})
 
 
 def loaded(module, candidates):
     """Which of ``candidates`` are in ``sys.modules`` after importing ``module`` in a fresh interpreter."""
-    code = f"import sys, {module}; print(' '.join(m for m in {candidates!r} if m in sys.modules))"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return result.stdout.split()
+    modules = fresh_imports()[module]
+    assert isinstance(modules, set), modules             # else the traceback of the import
+    return [m for m in candidates if m in modules]
 
 
 @pytest.mark.parametrize("node", CONTROLLER_NODES)
@@ -24,8 +35,7 @@ def test_controller_nodes_load_neither_the_simulator_nor_plotting(node):
     assert loaded(f"floating_base_control.ros.{node}", ["mujoco", "matplotlib"]) == []
 
 
-@pytest.mark.parametrize("module", ["robots.orbital.controller", "robots.hopper.controller", "estimation.observer",
-                                    "control.shape", "control.watchdog", "dynamics.rel_fast", "model"])
+@pytest.mark.parametrize("module", CORE)
 def test_the_core_of_the_controllers_loads_neither_ros_nor_the_simulator(module):
     assert loaded(f"floating_base_control.{module}", ["rclpy", "mujoco", "matplotlib"]) == []
 
@@ -40,8 +50,10 @@ def test_no_node_computes_with_model_matrices():
     assert offenders == []
 
 
+@functools.cache
 def import_graph():
-    """``{module: the package's modules it imports}`` over every import statement, deferred ones included."""
+    """``{module: the package's modules it imports}`` over every import statement, deferred ones included
+    (read, not changed, by the tests)."""
     modules = {}
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts

@@ -133,13 +133,22 @@ def signal_group(proc, sig=signal.SIGINT):
 
 
 def stop(proc):
-    if proc.poll() is None:
+    """Ctrl-C to a node process (killed if it has not ended 10 s later); what it wrote."""
+    return stop_all([proc])[0]
+
+
+def stop_all(procs):
+    """:func:`stop` of several processes, their shutdowns at the same time: each gets its SIGINT, then each
+    is waited for; what each wrote."""
+    running = [proc for proc in procs if proc.poll() is None]
+    for proc in running:
         proc.send_signal(2)
+    for proc in running:
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-    return output(proc)
+    return [output(proc) for proc in procs]
 
 
 class Client:

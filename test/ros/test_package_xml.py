@@ -3,12 +3,12 @@ four executables load.  Each node is built in a fresh interpreter; of the module
 the package's sources import (not rclpy's own internals) must be exec_depends."""
 import ast
 import functools
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers.fresh_imports import modules_loaded
 
 from floating_base_control.ros.runtime import local_env
 
@@ -23,6 +23,7 @@ ROSDEP_KEYS = {"numpy": "python3-numpy", "scipy": "python3-scipy", "transforms3d
                "pinocchio": "pinocchio", "numba": "python3-numba"}
 
 
+@functools.cache
 def package_imports():
     """Top-level names of every module the package's sources import (outside the package)."""
     names = set()
@@ -35,16 +36,22 @@ def package_imports():
     return names - {"floating_base_control"} - set(sys.stdlib_module_names)
 
 
-@functools.lru_cache
+@functools.cache
+def loaded_by_nodes():
+    """``{node: modules loaded once it is built}`` (autostart: configured, active), each node built in a fresh
+    interpreter (``import sys, rclpy`` and the package's ``__init__`` first, run once and forked,
+    helpers.fresh_imports)."""
+    cases = {node: (f"from floating_base_control.ros.{node} import {cls} as N; rclpy.init(); n = N()",
+                    "n.destroy_node(); rclpy.shutdown()") for node, cls in NODES.items()}
+    return modules_loaded("import sys, rclpy, floating_base_control", cases, timeout=120 * len(cases),
+                          env=local_env(231))      # away from the test modules' 100-199
+
+
 def external_imports(node):
-    """What the package imports that is loaded once ``node`` is built (autostart: configured, active)."""
-    code = (f"import sys, rclpy; from floating_base_control.ros.{node} import {NODES[node]} as N; "
-            "rclpy.init(); n = N(); print(' '.join(sorted({m.split('.')[0] for m in sys.modules}))); "
-            "n.destroy_node(); rclpy.shutdown()")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                            env=local_env(231))      # away from the test modules' 100-199
-    assert result.returncode == 0, result.stderr
-    return set(result.stdout.split()) & package_imports()
+    """What the package imports that is loaded once ``node`` is built."""
+    modules = loaded_by_nodes()[node]
+    assert isinstance(modules, set), modules             # else the traceback of the node's start
+    return {m.split(".")[0] for m in modules} & package_imports()
 
 
 def exec_depends():

@@ -4,17 +4,19 @@ import subprocess
 import sys
 
 FIFO_SCHEDULING = """
-import os, threading, time
+import os, threading
 from floating_base_control.ros.realtime import fifo_scheduling
 
-before = threading.Thread(target=time.sleep, args=(3.0,))
+listed = threading.Event()              # the two threads live until the threads are listed, however late
+before = threading.Thread(target=listed.wait, daemon=True)
 before.start()
 problem = fifo_scheduling(7)
-after = threading.Thread(target=time.sleep, args=(1.0,))    # started by a thread that has it: inherits it
+after = threading.Thread(target=listed.wait, daemon=True)    # started by a thread that has it: inherits it
 after.start()
 print(repr(problem))
 print(sorted({(os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority)
               for tid in map(int, os.listdir("/proc/self/task"))}))
+listed.set()
 """
 
 

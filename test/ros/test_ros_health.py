@@ -183,5 +183,4 @@ def test_two_controllers_in_two_namespaces_have_their_own_status_and_a_finalized
         assert procs[0].returncode == 0
     finally:
         client.close()
-        for p in procs:
-            ros_harness.stop(p)
+        ros_harness.stop_all(procs)

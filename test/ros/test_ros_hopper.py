@@ -53,8 +53,7 @@ def hopper():
     procs.append(ros_harness.popen(node_command("hopper_controller", CONFIG, overrides["hopper_controller"]), domain))
     yield client
     client.close()
-    for p in procs:
-        output = ros_harness.stop(p)
+    for output in ros_harness.stop_all(procs):
         assert "Traceback" not in output, output
 
 
@@ -106,19 +105,22 @@ def test_the_hopper_hops_over_ros_as_the_in_process_loop_bit_for_bit(hopper):
     the in-process loop's, bit for bit, the first answering t = 0 (the simulator waited for the controller,
     however long it took to come up).  A step on one stale command, one tick late, would show as ~1e-7 m.
     The loop hops: no fall, a flight every ~0.39 s (51 in 20 s, docs/explanation/hopper.md), forward."""
+    # the in-process loop first, while the nodes run (the client's queues hold every state of the run)
+    stamps, x, z, force = [], [], [], []
+    for stamp, p, f in in_process_loop():
+        if stamp > HOPPED * 1e9:
+            break
+        stamps.append(stamp), x.append(p.x), z.append(p.z), force.append(f)
     assert hopper.wait_for(lambda: hopper.odometry and ns(hopper.odometry[-1]) >= HOPPED * 1e9,
                            timeout=60.0 + 20.0 * HOPPED), f"the simulation did not reach {HOPPED:g} s"
     # the states the client received (a difference of 1e-16 anywhere grows, in this gait, to millimetres
     # within seconds)
     ros = {ns(o): o.pose.pose.position for o in hopper.odometry}
     assert min(ros) == 0 and len(ros) > 100 and max(ros) >= HOPPED * 1e9, (min(ros), len(ros), max(ros))
-    stamps, x, z, force, compared = [], [], [], [], 0
-    for stamp, p, f in in_process_loop():
-        if stamp > HOPPED * 1e9:
-            break
-        stamps.append(stamp), x.append(p.x), z.append(p.z), force.append(f)
+    compared = 0
+    for stamp, px, pz in zip(stamps, x, z):
         if stamp in ros:
-            assert (ros[stamp].x, ros[stamp].z) == (p.x, p.z), f"the ROS run left the in-process loop at {stamp} ns"
+            assert (ros[stamp].x, ros[stamp].z) == (px, pz), f"the ROS run left the in-process loop at {stamp} ns"
             compared += 1
     assert compared == len(ros.keys() & set(stamps))
     assert min(z) > 0.09 and max(z) < 0.3, (min(z), max(z))              # hopping, not fallen, not thrown
@@ -211,6 +213,6 @@ def test_a_physics_blow_up_stops_the_states_with_an_error_and_the_controller_sen
         assert all(o.pose.pose.position.z > -0.5 for o in odometry)
     finally:
         client.close()
-        outputs = [ros_harness.stop(p) for p in procs]
+        outputs = ros_harness.stop_all(procs)
         ros_harness.release_domains(name)
     assert not any("Traceback" in out for out in outputs), outputs

@@ -92,7 +92,7 @@ def ros():
         yield client
     finally:
         client.close()
-        outputs = [ros_harness.stop(proc) for proc in (sim, controller)]
+        outputs = ros_harness.stop_all([sim, controller])
     for output in outputs:
         assert "Traceback" not in output, output
 
