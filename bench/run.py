@@ -2,6 +2,7 @@
 import campaign
 import ccf
 import engine
+import headline
 import hopper
 import orbital
 import ros_loop
@@ -17,8 +18,10 @@ BENCHMARKS = [
 ]
 
 if __name__ == "__main__":
+    results = {}
     for name, module, title in BENCHMARKS:
         print(f"== {name}: {title}")
-        result = module.run()
-        getattr(module, "report", report)(result)
-        save(result, name)
+        results[name] = module.run()
+        getattr(module, "report", report)(results[name])
+        save(results[name], name)
+    headline.update_doc(results)
