@@ -15,7 +15,8 @@ def rows(results):
     if o:
         out += [("orbital controller step (median)", f"{o['controller_step_median_us']} us, "
                  f"{o['controller_step_ratio_to_pinocchio']}x Pinocchio's crba + computeCoriolisMatrix"),
-                ("ideal scenario, 30 s", f"{o['scenario_30s_wall_s']} s of wall time ({o['real_time_factor']}x real time)"),
+                ("ideal scenario, 30 s",
+                 f"{o['scenario_30s_wall_s']} s of wall time ({o['real_time_factor']}x real time)"),
                 ("realistic scenario, 60 s, seed 0", f"{o['realistic_60s_cpu_s']} s of CPU "
                  f"(`realistic_real_time_factor` {o['realistic_real_time_factor']}), "
                  f"{o['realistic_60s_wall_s']} s of wall time")]
