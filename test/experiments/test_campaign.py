@@ -198,9 +198,15 @@ def test_ctrl_c_says_in_one_line_how_to_resume_and_the_same_command_resumes(thre
         original(self, note)
         signal.raise_signal(signal.SIGINT)          # as Ctrl-C: the signal, to this process
 
-    with monkeypatch.context() as m:
-        m.setattr(command.ProgressBar, "update", interrupt_after_first_row)
-        line = one_line_failure(capfd, argv, 130)
+    # Ctrl-C as a terminal's foreground command gets it, whatever this process inherited (a shell starts a
+    # background job with SIGINT ignored, and Python then keeps it ignored)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(command.ProgressBar, "update", interrupt_after_first_row)
+            line = one_line_failure(capfd, argv, 130)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     kept = rows(tmp_path)
     assert len(kept) == 1
     assert line == f"fbc campaign: interrupted: 1 row kept in {tmp_path / 'runs.jsonl'}; the same command resumes"
