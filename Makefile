@@ -17,6 +17,9 @@ export RMW_IMPLEMENTATION := rmw_fastrtps_cpp
 export ROS_DOMAIN_ID := $(FBC_ROS_DOMAIN)
 export RCUTILS_COLORIZED_OUTPUT := 0
 export MPLBACKEND := Agg
+# Python caches the package's bytecode even where the shell says not to: make test starts ~200 Python
+# processes (nodes, subprocesses), each of which would compile the package's modules anew.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup demo test test-core bench sweep stability reorient loops lock clean
 
