@@ -179,9 +179,9 @@ class SimNode(Node):
             fresh_until = np.inf if fresh else -np.inf
         else:                 # each step of a catch-up under the command until it times out, at the step's time
             fresh_until = self.cmd_time + self.command_timeout - self.t0
-        applied = self.tau if fresh_until >= self._stamp_clock() else self.zero
+        applied = self._command_at(fresh_until)
         for _ in range(max(todo, 0)):
-            applied = self.tau if self._stamp_clock() <= fresh_until else self.zero
+            applied = self._command_at(fresh_until)
             self.plant.step(applied)
             self.steps += 1
             if self.pose_sensor.due(self._stamp_clock()):      # sampled on its own clock, not the tick's
@@ -203,6 +203,10 @@ class SimNode(Node):
             m.fill_pose_msg(pose.pose, g)
             self.pose_pub.publish(pose)
         self.collector.after_tick()
+
+    def _command_at(self, fresh_until):
+        """The torque the next physics step applies: the last command until ``fresh_until`` (stamp clock)."""
+        return self.tau if self._stamp_clock() <= fresh_until else self.zero
 
     def _stamp_clock(self):
         """The stamp clock (s since t0)."""
