@@ -11,7 +11,7 @@ from pathlib import Path
 from floating_base_control.cli import _run
 from floating_base_control.cli._options import finite_float, non_negative, positive, writable_dir
 from floating_base_control.cli._table import Option, add_options, read_config, resolve, write_config
-from floating_base_control.cli.demo_orbital import _video, _video_size, render
+from floating_base_control.cli.demo_orbital import render, video_options
 from floating_base_control.robots.hopper.contact import CONTACT_RULES
 from floating_base_control.validation import InputError
 
@@ -95,12 +95,7 @@ TABLE = [
     Option("out", ("--out",), "output directory (default out/demo/hopper/<robot>-<exp>-<variant>)", type=writable_dir,
            in_file=False),
     Option("no_plots", ("--no-plots",), "skip the PNG figures", kind="switch", default=False, in_file=False),
-    Option("video", ("--video",), "also render the run to video.mp4 in --out, a camera following the robot",
-           kind="switch", default=False, in_file=False, group="video"),
-    Option("video_speed", ("--video-speed",), "simulated seconds per second of video", type=positive, default=0.25,
-           applies=_video, in_file=False, group="video"),
-    Option("video_size", ("--video-size",), "frame size in pixels", type=_video_size, default="640x480",
-           metavar="WIDTHxHEIGHT", applies=_video, in_file=False, group="video"),
+    *video_options(speed=0.25),
 ]
 
 

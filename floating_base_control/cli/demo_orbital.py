@@ -215,6 +215,18 @@ def _video_size(text):
     return text
 
 
+def video_options(speed):
+    """The ``--video`` options of a demo's table (``speed``: the default simulated seconds per second of video)."""
+    return [
+        Option("video", ("--video",), "also render the run to video.mp4 in --out, a camera following the robot",
+               kind="switch", default=False, in_file=False, group="video"),
+        Option("video_speed", ("--video-speed",), "simulated seconds per second of video", type=positive,
+               default=speed, applies=_video, in_file=False, group="video"),
+        Option("video_size", ("--video-size",), "frame size in pixels", type=_video_size, default="640x480",
+               metavar="WIDTHxHEIGHT", applies=_video, in_file=False, group="video"),
+    ]
+
+
 SPACECRAFT = "another robot (robots/orbital/spacecraft.py): its start, set-point, gains and trajectory are scaled " \
              "from it unless given"
 SHAPE = "start, set-point and gains (joints not named keep the robot's default)"
@@ -315,12 +327,7 @@ TABLE = [
     Option("compare", ("--compare",), "with --ros: also run the ROS-free loop of the same scenario and compare",
            kind="switch", default=False, applies=_compare, in_file=False),
     Option("out", ("--out",), "report directory", type=writable_dir, default="out/orbital", in_file=False),
-    Option("video", ("--video",), "also render the run to video.mp4 in --out, a camera following the robot",
-           kind="switch", default=False, in_file=False, group="video"),
-    Option("video_speed", ("--video-speed",), "simulated seconds per second of video", type=positive, default=0.5,
-           applies=_video, in_file=False, group="video"),
-    Option("video_size", ("--video-size",), "frame size in pixels", type=_video_size, default="640x480",
-           metavar="WIDTHxHEIGHT", applies=_video, in_file=False, group="video"),
+    *video_options(speed=0.5),
 ]
 
 
