@@ -13,7 +13,6 @@ scheduled (``realtime_priority`` of config/orbital_robot.yaml: SCHED_FIFO where 
 Goal: 1 kHz sustained, p99 period under 1.5 ms.  DDS traffic stays on the
 machine (shared memory only, a domain of its own).
 """
-import glob
 import os
 import tempfile
 import threading
@@ -23,6 +22,7 @@ import numpy as np
 
 from common import report, save
 from floating_base_control.ros import orbital_demo as demo
+from floating_base_control.ros.loop_comparison import node_children, scheduling
 from floating_base_control.experiments.orbital.scenario import OrbitalScenario
 
 SKIP_S = 2.0     # start-up transients
@@ -55,17 +55,13 @@ class NodeCpu:
         tick = os.sysconf("SC_CLK_TCK")
         while not self.done.wait(self.period):
             cpu = {}
-            for children in glob.glob("/proc/self/task/*/children"):
-                for pid in open(children).read().split():
-                    try:
-                        cmd = open(f"/proc/{pid}/cmdline").read()
-                        stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-                    except OSError:            # it just ended
-                        continue
-                    for name, module in NODES.items():
-                        if module in cmd:
-                            cpu[name] = (int(stat[11]) + int(stat[12])) / tick
-                            self.scheduling[name] = _scheduling(int(pid))
+            for name, pid in node_children(NODES):
+                try:
+                    stat = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+                except OSError:            # it just ended
+                    continue
+                cpu[name] = (int(stat[11]) + int(stat[12])) / tick
+                self.scheduling[name] = scheduling(pid)
             if len(cpu) == len(NODES):
                 self.samples.append((time.monotonic(), cpu))
 
@@ -77,16 +73,6 @@ class NodeCpu:
         start_t, start = next((t, c) for t, c in self.samples if t >= end_t - window_s)
         span = end_t - start_t
         return {name: (end[name] - start[name]) / span if span > 0 else float("nan") for name in NODES}
-
-
-def _scheduling(pid):
-    """How the process ``pid`` is scheduled: ``"SCHED_FIFO 50"``, ``"SCHED_OTHER"``, ..."""
-    try:
-        policy, priority = os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority
-    except OSError:
-        return "unknown"
-    name = {os.SCHED_FIFO: "SCHED_FIFO", os.SCHED_RR: "SCHED_RR"}.get(policy, "SCHED_OTHER")
-    return f"{name} {priority}" if priority else name
 
 
 def run(duration_s=30.0, tick_on_joint_state=TICK_ON_JOINT_STATE):

@@ -63,14 +63,9 @@ class MachineWatch:
         while True:
             self.loads.append(os.getloadavg()[0])
             ours = set()
-            for path in glob.glob("/proc/self/task/*/children"):
-                with contextlib.suppress(OSError):
-                    for pid in open(path).read().split():
-                        command = open(f"/proc/{pid}/cmdline").read()
-                        for name, module in NODES.items():
-                            if module in command:
-                                self.scheduling[name] = scheduling(int(pid))
-                                ours.add(int(pid))
+            for name, pid in node_children(NODES):
+                self.scheduling[name] = scheduling(pid)
+                ours.add(pid)
             here = scheduling(os.getpid())    # real-time (RECORDER_PRIORITY) only while the nodes run
             if here != "SCHED_OTHER" or RECORDER not in self.scheduling:
                 self.scheduling[RECORDER] = here
@@ -81,6 +76,18 @@ class MachineWatch:
     def load(self):
         """``(mean, max)`` of the 1-minute load average during the run."""
         return float(np.mean(self.loads)), float(np.max(self.loads))
+
+
+def node_children(nodes):
+    """``(name, pid)`` of each child process of this one that runs a node of ``nodes`` (``{name: module}``,
+    e.g. :data:`NODES`; Linux ``/proc``)."""
+    for path in glob.glob("/proc/self/task/*/children"):
+        with contextlib.suppress(OSError):         # a child that just ended
+            for pid in open(path).read().split():
+                command = open(f"/proc/{pid}/cmdline").read()
+                for name, module in nodes.items():
+                    if module in command:
+                        yield name, int(pid)
 
 
 def realtime_processes():
