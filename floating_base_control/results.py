@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from floating_base_control.conventions import matrix_to_quat_wxyz
+
 
 def write_json(path, data):
     """Write ``data`` as strict JSON (indented, newline-terminated); returns the path."""
@@ -42,6 +44,19 @@ def plain(x):
     if isinstance(x, (float, np.floating)):
         return float(x) if math.isfinite(x) else None
     return x
+
+
+def log_columns(rows):
+    """``{key: array}`` of a run's logged rows (dicts with the same keys, in order); a ``base_rotation`` column
+    of 3x3 matrices becomes ``base_quaternion`` in its place, all rows converted in one call (a call per row
+    cost more than the rest of a row)."""
+    out = {}
+    for key in rows[0] if rows else ():
+        column = np.asarray([row[key] for row in rows])
+        if key == "base_rotation":
+            key, column = "base_quaternion", matrix_to_quat_wxyz(column)
+        out[key] = column
+    return out
 
 
 def write_csv(path, columns, units=None):

@@ -25,13 +25,13 @@ from typing import Optional
 
 import numpy as np
 
-from floating_base_control.conventions import matrix_to_quat_wxyz
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.robots.hopper.controller import HopperController, HopperGains
 from floating_base_control.robots.hopper.coordinates import polar_angle
 from floating_base_control.robots.hopper.laws import radial_spring_energy
 from floating_base_control.validation import InputError
 from floating_base_control.resources import hopper_urdf
+from floating_base_control.results import log_columns
 from floating_base_control.robots.hopper.model import PLANE_NORMAL, hopper_model, planar_pose, planar_twist
 from floating_base_control.sim.hopper import FLOOR_D, FLOOR_K, HopperPlant
 from floating_base_control.sim.loop import CommandDelay, loop_delay_steps
@@ -156,15 +156,8 @@ class RunLog:
         self.rows.append(row)
 
     def arrays(self):
-        """One array per key of the rows; their ``base_rotation`` becomes ``base_quaternion`` in its place, all
-        rows converted in one call (a call per row cost more than the rest of the row)."""
-        out = {}
-        for key in self.rows[0] if self.rows else ():
-            column = np.asarray([row[key] for row in self.rows])
-            if key == "base_rotation":
-                key, column = "base_quaternion", matrix_to_quat_wxyz(column)
-            out[key] = column
-        return out
+        """One array per key of the rows (:func:`~floating_base_control.results.log_columns`)."""
+        return log_columns(self.rows)
 
 
 @dataclass

@@ -29,7 +29,6 @@ from floating_base_control.robots.orbital.controller import OrbitalController
 from floating_base_control.robots.orbital.spacecraft import (Spacecraft, default_observer_gains, default_shape_gains,
                                                              default_shape_setpoints, mount_arm)
 from floating_base_control.control.limits import LimitMonitor
-from floating_base_control.conventions import matrix_to_quat_wxyz
 from floating_base_control.control.shape import ShapeGains, compensation_law
 from floating_base_control.dynamics.rel_matrices import locked_velocity, reduced_shape_inertia
 from floating_base_control.estimation.observer import ObserverGains
@@ -39,6 +38,7 @@ from floating_base_control.lie import inv, log
 from floating_base_control.linalg import norm
 from floating_base_control.model import FloatingBaseModel
 from floating_base_control.resources import orbital_robot_urdf
+from floating_base_control.results import log_columns
 from floating_base_control.urdf_loader import read_urdf
 from floating_base_control.validation import InputError
 from floating_base_control.sim.friction import SigmoidFriction
@@ -274,15 +274,8 @@ class Log:
         self.rows.append(row)
 
     def arrays(self):
-        """One array per key; the rows' ``base_rotation`` becomes ``base_quaternion`` in its place, all rows
-        converted in one call (a call per row cost more than the rest of the row's conversion)."""
-        out = {}
-        for k in self.rows[0]:
-            column = np.array([r[k] for r in self.rows])
-            if k == "base_rotation":
-                k, column = "base_quaternion", matrix_to_quat_wxyz(column)
-            out[k] = column
-        return out
+        """One array per key (:func:`~floating_base_control.results.log_columns`)."""
+        return log_columns(self.rows)
 
 
 #: What an attitude-only pose source (``pose_position=False``) leaves unobservable: the observer cannot
