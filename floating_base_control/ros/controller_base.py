@@ -105,6 +105,8 @@ class ControlNode(LifecycleNode, metaclass=abc.ABCMeta):
     def __init__(self, name, specs, **kwargs):
         super().__init__(name, **kwargs)
         self._seconds = rt.clock_seconds(self)
+        self._warn_report = rt.throttled_warning(self.get_logger(), 1.0)
+        self._warn_safe = rt.throttled_warning(self.get_logger(), 1.0)
         self.specs = {s.name: s for s in specs}
         for spec in specs:
             if not self.has_parameter(spec.name):
@@ -352,7 +354,7 @@ class ControlNode(LifecycleNode, metaclass=abc.ABCMeta):
     def report(self, key, text, now):
         """A problem that does not stop control: logged, and in the diagnostics while it recurs."""
         if self.events.get(key, (None,))[0] != text:
-            self.get_logger().warning(text, throttle_duration_sec=1.0)
+            self._warn_report(text)
         self.events[key] = (text, now + REPORT_HOLD, True)
 
     def notice(self, key, text, until):
@@ -424,7 +426,7 @@ class ControlNode(LifecycleNode, metaclass=abc.ABCMeta):
 
     def _report_transition(self, reasons):
         if reasons:
-            self.get_logger().warning(f"safe command: {'; '.join(reasons)}", throttle_duration_sec=1.0)
+            self._warn_safe(f"safe command: {'; '.join(reasons)}")
         elif self.reasons:
             self.get_logger().info("inputs usable again: control resumed")
         changed = bool(reasons) != bool(self.reasons)

@@ -61,6 +61,8 @@ BLOW_UPS = {mujoco.mjtWarning.mjWARN_BADQPOS: "position", mujoco.mjtWarning.mjWA
 class HopperSimNode(Node):
     def __init__(self, **kwargs):
         super().__init__("hopper_sim", **kwargs)
+        self._warn_command = rt.throttled_warning(self.get_logger(), 1.0)
+        self._warn_base = rt.throttled_warning(self.get_logger(), 1.0)
         for spec in hopper_sim_params():
             rt.declare(self, spec)
         p = self._p
@@ -112,14 +114,14 @@ class HopperSimNode(Node):
             self.tau, self.cmd_time, self.commanded = tau, self.t, True
             self.answered.add("efforts")
         else:
-            self.get_logger().warning(f"ignoring effort command {list(msg.data)}", throttle_duration_sec=1.0)
+            self._warn_command(f"ignoring effort command {list(msg.data)}")
 
     def _on_base_torque(self, msg):
         if len(msg.data) == 1 and np.isfinite(msg.data[0]):
             self.base_torque, self.base_time = float(msg.data[0]), self.t
             self.answered.add("base torque")
         else:
-            self.get_logger().warning(f"ignoring base torque command {list(msg.data)}", throttle_duration_sec=1.0)
+            self._warn_base(f"ignoring base torque command {list(msg.data)}")
 
     def _answered(self):
         """Lockstep: the efforts, and the base torque unless nobody publishes it, came after the last state."""

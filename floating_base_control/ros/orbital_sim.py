@@ -71,6 +71,8 @@ class SimNode(Node):
     def __init__(self, **kwargs):
         super().__init__("mujoco_sim", **kwargs)
         self._wall = rt.clock_seconds(self)
+        self._warn_command = rt.throttled_warning(self.get_logger(), 1.0)
+        self._warn_behind = rt.throttled_warning(self.get_logger(), 5.0)
         for spec in sim_params():
             rt.declare(self, spec)
         p = self._p
@@ -147,8 +149,7 @@ class SimNode(Node):
     def _on_command(self, msg):
         tau = m.effort_command(msg.data, self.cmd_index)
         if tau is None:
-            self.get_logger().warning(f"ignoring effort command {list(msg.data)}: needs {self.model.n} finite "
-                                      "values", throttle_duration_sec=1.0)
+            self._warn_command(f"ignoring effort command {list(msg.data)}: needs {self.model.n} finite values")
             return
         self.tau, self.cmd_time, self.commanded = tau, self._wall(), True
 
@@ -170,8 +171,8 @@ class SimNode(Node):
                     self._pause(todo - allowed)
                 todo = allowed
         elif todo > self.max_catch_up:
-            self.get_logger().warning(f"{todo - self.max_catch_up} physics steps behind the wall clock: the "
-                                      "simulation slows down", throttle_duration_sec=5.0)
+            self._warn_behind(f"{todo - self.max_catch_up} physics steps behind the wall clock: the simulation "
+                              "slows down")
             self._pause(todo - self.max_catch_up)                 # fall behind rather than jump
             todo = self.max_catch_up
         if self.lockstep:     # the command that answered the last state is applied however late the tick runs

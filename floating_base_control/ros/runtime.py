@@ -11,6 +11,7 @@ this machine (the demo, the benchmarks and the tests).
 """
 import contextlib
 import inspect
+import math
 import os
 import signal
 import sys
@@ -96,6 +97,20 @@ def timer_callback(callback):
         return callback(*args)
     call.__signature__ = inspect.signature(callback)
     return call
+
+
+def throttled_warning(logger, period_s):
+    """``logger.warning`` at most once per ``period_s`` (monotonic time).  rclpy's own
+    ``throttle_duration_sec`` identifies its caller (stack frames, file stats) at every call, logged or
+    not: about 0.3 ms, measured, which a 1 kHz node paid at every tick of a fault."""
+    last = [-math.inf]
+
+    def warn(text):
+        now = time.monotonic()
+        if now - last[0] >= period_s:
+            last[0] = now
+            logger.warning(text)
+    return warn
 
 
 def clock_seconds(node):

@@ -188,11 +188,14 @@ def test_a_physics_blow_up_stops_the_states_with_an_error_and_the_controller_sen
     name = __name__ + "_blow_up"
     domain = ros_harness.domain_for(name)
     sim = [("physics_rate_hz", 1000.0), ("floor_K", 1e7), ("lockstep_timeout", 10.0)]
-    procs = [ros_harness.popen(node_command("hopper_sim", CONFIG, sim), domain),
-             ros_harness.popen(node_command("hopper_controller", CONFIG), domain)]
+    procs = [ros_harness.popen(node_command("hopper_sim", CONFIG, sim), domain)]
     client = ros_harness.Client(domain, [])
     odometry = []
     client.node.create_subscription(Odometry, "/base_odometry", odometry.append, 1000)
+    # the physics (waiting for the controller's first command) may diverge within a second of the
+    # controller's start: the states must find this subscription by then
+    assert client.wait_for(lambda: client.node.count_publishers("/base_odometry")), "hopper_sim did not start"
+    procs.append(ros_harness.popen(node_command("hopper_controller", CONFIG), domain))
 
     def sim_errors():
         return [s for s in client.diagnostics if s.name == "/hopper_sim: simulation" and s.level == m.ERROR]
