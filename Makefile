@@ -43,8 +43,11 @@ demo: $(STAMP)
 	$(VENV)/bin/fbc demo orbital --ros --compare --video --out out/orbital
 
 # FBC_REQUIRE_ROS: the ROS 2 tests fail instead of skipping if the ROS wheels are missing.
+# TEST_WORKERS test processes (pytest-xdist), each taking whole files (their module fixtures are built once);
+# the ROS tests take a domain of their own each (test/helpers/ros_harness.py), so that two at once never meet.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	FBC_REQUIRE_ROS=1 $(PY) -m pytest -q
+	FBC_REQUIRE_ROS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The core's math alone (no ROS 2, no simulator, nothing slow): the quick check while changing an equation.
 test-core: $(STAMP)
