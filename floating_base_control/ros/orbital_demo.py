@@ -28,7 +28,6 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
-from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
@@ -47,7 +46,7 @@ from floating_base_control.ros.messages import (fill_pose_msg, g_from_pose_msg, 
 from floating_base_control.ros.params import CARTESIAN_AXES
 from floating_base_control.processes import die_with_parent
 from floating_base_control.ros.realtime import fifo_scheduling, ordinary_scheduling
-from floating_base_control.ros.runtime import local_env, node_command
+from floating_base_control.ros.runtime import events_executor, local_env, node_command
 
 DEFAULT_DOMAIN = 61
 #: SCHED_FIFO priority of this process (the recorder and the task's client) while the nodes run, if permitted:
@@ -320,10 +319,14 @@ def _run(scenario, duration_s, domain_id, params_file, controller_overrides, tim
     controller_params += task_overrides(task, settings, model.joint_names)
     env = local_env(domain_id)
     rclpy.init()
-    recorder = Recorder(record)
-    executor = EventsExecutor()          # the wait-set executor took a third of a core at the recorder's rates
-    executor.add_node(recorder)
-    client = None if task == "setpoint" else TaskClient(recorder, task, settings, model, scenario)
+    try:
+        recorder = Recorder(record)
+        executor = events_executor()     # the wait-set executor took a third of a core at the recorder's rates
+        executor.add_node(recorder)
+        client = None if task == "setpoint" else TaskClient(recorder, task, settings, model, scenario)
+    except BaseException:
+        rclpy.try_shutdown()             # a caller's next run (a test, a notebook cell) initializes it again
+        raise
     # the robot first, paused until the first command, so that the recorder has found its ground truth
     # before the physics starts (else the report may begin late); then the controller
     procs = [subprocess.Popen(node_command("orbital_sim", params_file, sim_params), env=env,

@@ -93,7 +93,9 @@ def _structural(node_name):
 def _realtime():
     """How a node process is scheduled (``runtime.spin``), as ros2_control's controller manager is."""
     return [ParamSpec("realtime_priority", 0, "SCHED_FIFO priority of the node's process (1-99; ros2_control "
-                      "uses 50), if permitted (else a warning); 0: ordinary scheduling", (0, 99), read_only=True)]
+                      "uses 50), if permitted (else a warning); 0: ordinary scheduling", (0, 99), read_only=True),
+            ParamSpec("cpu_affinity", [-1], "CPUs the node's process runs on, as ros2_control's cpu_affinity "
+                      "(else a warning); [-1] or []: any", read_only=True)]
 
 
 def _monitoring():

@@ -82,6 +82,25 @@ def fifo_scheduling(priority):
     return None
 
 
+def cpu_affinity(cpus):
+    """Run every thread of this process on the CPUs ``cpus`` only (threads started later inherit it), as
+    ros2_control's ``cpu_affinity``.  Why a simulation needs it: Linux lets real-time tasks take at most
+    95 % of each CPU per second (``/proc/sys/kernel/sched_rt_runtime_us``) and stops them for the rest of
+    the second beyond it; a 1 kHz controller and simulator at ``SCHED_FIFO`` that meet on one CPU can pass
+    that, and then both stand still for 50 ms (measured on two cores beside two CPU burners: periods of
+    50-100 ms; none with the throttling off or with each process on a CPU of its own,
+    docs/reference/ros.md).  Returns ``None``, or why not (the process keeps its CPUs)."""
+    allowed = os.sched_getaffinity(0)
+    if not set(cpus) <= allowed:
+        return f"CPUs {sorted(set(cpus) - allowed)} are not among this process's CPUs {sorted(allowed)}"
+    for tid in (int(tid) for tid in os.listdir("/proc/self/task")):
+        try:
+            os.sched_setaffinity(tid, cpus)
+        except ProcessLookupError:
+            continue
+    return None
+
+
 def ordinary_scheduling():
     """Back to ordinary scheduling (``SCHED_OTHER``) for every thread of this process, after
     :func:`fifo_scheduling`."""

@@ -20,12 +20,13 @@ import time
 import rclpy
 import rclpy.node
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException, ParameterException
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException, ParameterException,
+                              ParameterUninitializedException)
 from rclpy.experimental import EventsExecutor
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 
-from floating_base_control.ros.realtime import fifo_scheduling
+from floating_base_control.ros.realtime import cpu_affinity, fifo_scheduling
 from floating_base_control.validation import InputError, debugging, one_line
 
 #: For the streams a control loop consumes at its own rate (joint states, commands): only the
@@ -143,6 +144,16 @@ def node_command(module, params_file=None, overrides=()):
 SHUTDOWN_LINGER_S = 0.5
 
 
+def events_executor():
+    """rclpy's events executor.  It turns on ``faulthandler`` on ``sys.stderr``, which fails where that has no
+    file descriptor (a notebook, a test capturing output): there, on the process's own stderr."""
+    stderr, sys.stderr = sys.stderr, sys.__stderr__ or sys.stderr
+    try:
+        return EventsExecutor()
+    finally:
+        sys.stderr = stderr
+
+
 def _linger(executor):
     """Spin a little longer after the shutdown transition: its service response was sent inside the
     last callback, and destroying the node at once can lose it before the client has read it (on a
@@ -153,12 +164,20 @@ def _linger(executor):
         executor.spin_once(timeout_sec=0.05)
 
 
-def _realtime_priority(node):
-    """The node's ``realtime_priority`` (0: ordinary scheduling) for the whole process, or a warning."""
+def _scheduling(node):
+    """The node's ``realtime_priority`` (0: ordinary scheduling) and ``cpu_affinity`` ([-1] or []: any CPU) for the
+    whole process, or a warning for each that cannot be applied."""
     priority = node.get_parameter("realtime_priority").value if node.has_parameter("realtime_priority") else 0
     problem = priority and fifo_scheduling(priority)
     if problem:
         node.get_logger().warning(f"realtime_priority {priority} not applied: {problem}")
+    try:
+        cpus = list(node.get_parameter("cpu_affinity").value) if node.has_parameter("cpu_affinity") else [-1]
+    except ParameterUninitializedException:      # `[]` (ros2_control's "any CPU") reaches rclpy without a type
+        cpus = []
+    problem = cpus not in ([-1], []) and cpu_affinity(cpus)
+    if problem:
+        node.get_logger().warning(f"cpu_affinity {cpus} not applied: {problem}")
 
 
 def spin(node_class, args=None):
@@ -177,8 +196,8 @@ def spin(node_class, args=None):
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda signum, _frame: stop.append(signum))
     node = _start(node_class)
-    _realtime_priority(node)
-    executor = EventsExecutor()                   # its threads inherit the scheduling
+    _scheduling(node)
+    executor = events_executor()                  # its threads inherit the scheduling
     executor.add_node(node)
     try:
         while not stop and rclpy.ok() and not getattr(node, "finalized", False):
