@@ -88,7 +88,7 @@ def cpu_affinity(cpus):
     95 % of each CPU per second (``/proc/sys/kernel/sched_rt_runtime_us``) and stops them for the rest of
     the second beyond it; a 1 kHz controller and simulator at ``SCHED_FIFO`` that meet on one CPU can pass
     that, and then both stand still for 50 ms (measured on two cores beside two CPU burners: periods of
-    50-100 ms; none with the throttling off or with each process on a CPU of its own,
+    50-160 ms; none with the throttling off or with each process on a CPU of its own,
     docs/reference/ros.md).  Returns ``None``, or why not (the process keeps its CPUs)."""
     allowed = os.sched_getaffinity(0)
     if not set(cpus) <= allowed:
