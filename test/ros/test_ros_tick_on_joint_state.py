@@ -11,8 +11,10 @@ from floating_base_control.experiments.orbital.scenario import OrbitalScenario  
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 S = OrbitalScenario()
 TIMER_HZ = 10.0                 # the watchdog's rate (the lowest allowed): far below the joint states' 200 Hz
+#: joint states older than 1 s are stale: on a loaded machine this test's client or the node can stand still for
+#: a fifth of a second, and the watchdog's (correct) safe command is not what this test is about
 PARAMS = {"control_rate_hz": TIMER_HZ, "tick_on_joint_state": "true", "hold_on_activate": False,
-          "watchdog.max_joint_state_age": 0.2, "watchdog.max_base_pose_age": 5.0, "watchdog.safe_mode": "zero",
+          "watchdog.max_joint_state_age": 1.0, "watchdog.max_base_pose_age": 5.0, "watchdog.safe_mode": "zero",
           **{f"setpoint.{j}": float(v) for j, v in zip(JOINTS, S.q_d)},
           **{f"stiffness.{j}": float(v) for j, v in zip(JOINTS, S.stiffness)}}
 Q = np.array(S.q_d) - np.r_[0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]      # joint 1 is 0.1 rad short
@@ -46,7 +48,8 @@ def test_each_joint_state_gets_a_step_and_the_timer_takes_over_when_they_stop(ro
         ros.spin(0.005)
     steps = received()
     assert len(steps) > 0.3 * sent, f"{len(steps)} commands for {sent} joint states (timer alone: ~{TIMER_HZ}/s)"
-    assert all(controlling(c) for c in steps)
+    assert all(controlling(c) for c in steps), ([c for c in steps if not controlling(c)][:3],
+                                                [s.message for s in ros.diagnostics][-3:])
     # no more joint states: the watchdog timer ticks and sends the safe command (zero)
     t2 = time.monotonic()
     assert ros.wait_for(lambda: (ros.spin(0.05), (c := ros.last_command(t2)) is not None
