@@ -128,3 +128,19 @@ def test_a_node_process_runs_at_its_realtime_priority_and_on_its_cpus_or_says_wh
     finally:
         client.close()
         ros_harness.release_domains(__name__)
+
+
+def test_a_throttled_warning_is_logged_once_per_period_whatever_its_text():
+    """``throttled_warning``: within its period only the first warning reaches the logger (as rclpy's
+    ``throttle_duration_sec`` per call site); a period of 0 lets every one through."""
+    logged = []
+
+    class Logger:
+        def warning(self, text):
+            logged.append(text)
+    hourly, always = rt.throttled_warning(Logger(), 3600.0), rt.throttled_warning(Logger(), 0.0)
+    for text in ("stale", "stale", "another"):
+        hourly(text)
+    always("a")
+    always("b")
+    assert logged == ["stale", "a", "b"]
