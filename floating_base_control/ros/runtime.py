@@ -20,9 +20,9 @@ import time
 import rclpy
 import rclpy.node
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException, ParameterException,
-                              ParameterUninitializedException)
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException, ParameterException
 from rclpy.experimental import EventsExecutor
+from rclpy.parameter import Parameter
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 
@@ -59,7 +59,16 @@ def declare(node, spec):
     """Declare the parameter of a :class:`~.params.ParamSpec` on ``node``.  A start value (YAML, ``-p``)
     of another type, out of the range or not one of the choices is an :class:`InputError` naming the
     parameter, its value and what it accepts."""
-    given = getattr(node, "_parameter_overrides", {}).get(spec.name)      # rclpy's store of the start values
+    overrides = getattr(node, "_parameter_overrides", {})                # rclpy's store of the start values
+    given = overrides.get(spec.name)
+    if given is not None and given.type_ == Parameter.Type.NOT_SET and isinstance(spec.default, list):
+        # `[]` reaches rclpy without a type (an empty list of strings or of numbers?): a placeholder default
+        # (one value: [''] none, [-1] any CPU, [0.0] the middle of the range) is what an empty list means
+        if len(spec.default) > 1:
+            raise InputError(f"parameter {spec.name} = [] is empty: it takes {_type_name(spec.default)} "
+                             f"({spec.description})")
+        del overrides[spec.name]
+        given = None
     value = "" if given is None else f" = {given.value!r}"
     try:
         node.declare_parameter(spec.name, spec.default, descriptor(spec))
@@ -165,17 +174,14 @@ def _linger(executor):
 
 
 def _scheduling(node):
-    """The node's ``realtime_priority`` (0: ordinary scheduling) and ``cpu_affinity`` ([-1] or []: any CPU) for the
+    """The node's ``realtime_priority`` (0: ordinary scheduling) and ``cpu_affinity`` ([-1]: any CPU) for the
     whole process, or a warning for each that cannot be applied."""
     priority = node.get_parameter("realtime_priority").value if node.has_parameter("realtime_priority") else 0
     problem = priority and fifo_scheduling(priority)
     if problem:
         node.get_logger().warning(f"realtime_priority {priority} not applied: {problem}")
-    try:
-        cpus = list(node.get_parameter("cpu_affinity").value) if node.has_parameter("cpu_affinity") else [-1]
-    except ParameterUninitializedException:      # `[]` (ros2_control's "any CPU") reaches rclpy without a type
-        cpus = []
-    problem = cpus not in ([-1], []) and cpu_affinity(cpus)
+    cpus = list(node.get_parameter("cpu_affinity").value) if node.has_parameter("cpu_affinity") else [-1]
+    problem = cpus != [-1] and cpu_affinity(cpus)
     if problem:
         node.get_logger().warning(f"cpu_affinity {cpus} not applied: {problem}")
 

@@ -31,6 +31,9 @@ STARTS = {
                                                   "parameter K_r = 5 is not a floating-point number (5.0, not 5)"),
     "hopper sim: not one of the choices": ("hopper_sim", {"floor": "ice"},
                                            "parameter floor = 'ice' must be one of ['viscoelastic', 'mujoco']"),
+    "sim: an empty list where three numbers are needed": ("orbital_sim", {"mu0_v": "[]"},
+                                                          "parameter mu0_v = [] is empty: it takes a list of "
+                                                          "floating-point numbers"),
 }
 
 

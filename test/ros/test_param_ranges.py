@@ -32,8 +32,9 @@ def context():
     rclpy.shutdown(context=ctx)
 
 
-def make(robot, context, overrides=()):
-    node = NODES[robot](context=context, parameter_overrides=[Parameter(k, value=v) for k, v in overrides])
+def make(robot, context, overrides=(), cli_args=None):
+    node = NODES[robot](context=context, parameter_overrides=[Parameter(k, value=v) for k, v in overrides],
+                        cli_args=cli_args)
     node.sent = []
     publish = node.publish_commands
     node.publish_commands = lambda commands: (node.sent.append([c.copy() for c in commands]), publish(commands))
@@ -135,4 +136,15 @@ def test_gains_unstable_at_the_measured_shape_are_refused_with_the_reason(contex
                                              for j, v in zip(node.model.joint_names, values)])
     assert result.successful, result.reason
     check_works(node, "the paper's gains")
+    node.destroy_node()
+
+
+def test_an_empty_list_means_a_placeholder_lists_default(context):
+    """``[]`` in a YAML file or after ``-p`` reaches rclpy without a type; where the default is a placeholder
+    (``['']``: no locked joint, the URDF's joints; ``[-1]``: any CPU) it means that default, and the node
+    controls (an empty list where values are needed is a start error: test_node_start_errors.py)."""
+    names = ("locked_joints", "locked_positions", "joints", "cpu_affinity")
+    node = make("orbital", context, cli_args=["--ros-args", *(a for n in names for a in ("-p", f"{n}:=[]"))])
+    assert [node.get_parameter(n).value for n in names] == [[""], [0.0], [""], [-1]]
+    check_works(node, "empty lists")
     node.destroy_node()
