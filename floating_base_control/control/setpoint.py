@@ -142,8 +142,9 @@ def shaped_task_torque(q, qdot, r, x_lower, x_upper, limit_gains, pd_gains, inte
 
 class TaskController:
     """The extended eq. 52 with its state (reference, integral).  The first call, and any call after a gap of
-    more than ``restart_after_s`` (or with time going back), starts the reference at the measured ``q`` at rest
-    and the integral at zero.
+    more than ``restart_after_s`` or ten control periods, whichever is longer (or with time going back), starts
+    the reference at the measured ``q`` at rest and the integral at zero.  (Ten periods: at a 10 Hz control rate
+    an ordinary late tick is longer than 0.1 s, and each restart took the command back to zero.)
 
     What the limits imply (margins, reference speed, gains of the limit terms) is derived once here, and a
     tick is two compiled kernels over preallocated buffers: :meth:`torque` allocates only the ``tau_c`` it
@@ -169,7 +170,7 @@ class TaskController:
                                                                        control_period)
             self.guard_damping = np.where(np.isfinite(finite_v), self.wall_damping, 0.0)
         self.integral_clamp = self.limits.integral_clamp * effort
-        self.restart_after_s = restart_after_s
+        self.restart_after_s = max(restart_after_s, 10.0 * control_period)
         # The tick works on stacked [q; qdot] (shaped_task_torque): the PD terms are [K; D_q] * ([q; qdot] -
         # [q_r; qdot_r]) and the two limit terms are [K_lim; d_v] * (x - clip(x, lower, upper)) with the margins
         # lo + m <= hi - m and the guard speeds -f_g qdot_max <= f_g qdot_max (see _overrun).

@@ -152,3 +152,20 @@ def test_the_compiled_command_keeps_a_nan_for_the_caller_to_refuse():
     limits, out = np.array([5.0, 5.0, 5.0]), np.zeros(3)
     saturated_sum(np.array([np.nan, 9.0, -9.0]), np.array([0.0, 0.0, np.nan]), limits, out)
     assert np.isnan(out[0]) and out[1] == 5.0 and np.isnan(out[2])
+
+
+@pytest.mark.parametrize("rate_hz, late_s, gap_s", [(1000.0, 0.09, 0.11), (10.0, 0.12, 1.01)])
+def test_the_reference_restarts_after_a_gap_not_after_a_late_tick(model, rate_hz, late_s, gap_s):
+    """A tick later than usual continues the reference toward the set-point; after a gap (0.1 s, or ten periods
+    at a low rate: a 10 Hz node's late tick is more than 0.1 s) it restarts at the measured shape, at rest,
+    with zero torque.  (A 10 Hz node restarted at every late tick: its command fell to zero and ramped up.)"""
+    task = TaskController(model.position_limits, model.velocity_limits, model.effort_limits,
+                          control_period=1.0 / rate_hz)
+    gains = ShapeGains(np.full(model.n, 30.0), np.full(model.n, 3.0))
+    q_d = model.position_limits.mean(axis=1)              # inside every margin: no limit term
+    q = q_d + 0.1
+    assert not task.torque(0.0, q, np.zeros(model.n), q_d, gains).any()       # the start: the reference at q
+    moved = task.torque(late_s, q, np.zeros(model.n), q_d, gains)
+    assert np.all(moved < 0) and np.all(task.qdot_r < 0)                     # on its way to q_d
+    assert not task.torque(late_s + gap_s, q, np.zeros(model.n), q_d, gains).any()
+    assert np.array_equal(task.q_r, q) and not task.qdot_r.any()

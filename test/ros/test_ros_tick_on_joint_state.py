@@ -11,8 +11,8 @@ from floating_base_control.experiments.orbital.scenario import OrbitalScenario  
 JOINTS = [f"panda_joint{i}" for i in range(1, 8)]
 S = OrbitalScenario()
 TIMER_HZ = 10.0                 # the watchdog's rate (the lowest allowed): far below the joint states' 200 Hz
-#: joint states older than 1 s are stale: on a loaded machine this test's client or the node can stand still for
-#: a fifth of a second, and the watchdog's (correct) safe command is not what this test is about
+#: joint states older than 1 s are stale: on a loaded machine this test's client stood still 0.12 s between two
+#: joint states (three such tests at once beside two CPU burners), and a safe command then would be right
 PARAMS = {"control_rate_hz": TIMER_HZ, "tick_on_joint_state": "true", "hold_on_activate": False,
           "watchdog.max_joint_state_age": 1.0, "watchdog.max_base_pose_age": 5.0, "watchdog.safe_mode": "zero",
           **{f"setpoint.{j}": float(v) for j, v in zip(JOINTS, S.q_d)},
@@ -48,8 +48,8 @@ def test_each_joint_state_gets_a_step_and_the_timer_takes_over_when_they_stop(ro
         ros.spin(0.005)
     steps = received()
     assert len(steps) > 0.3 * sent, f"{len(steps)} commands for {sent} joint states (timer alone: ~{TIMER_HZ}/s)"
-    assert all(controlling(c) for c in steps), ([c for c in steps if not controlling(c)][:3],
-                                                [s.message for s in ros.diagnostics][-3:])
+    assert all(controlling(c) for c in steps), ([(i, c) for i, c in enumerate(steps) if not controlling(c)][:5],
+                                                len(steps), sorted({s.message for s in ros.diagnostics}))
     # no more joint states: the watchdog timer ticks and sends the safe command (zero)
     t2 = time.monotonic()
     assert ros.wait_for(lambda: (ros.spin(0.05), (c := ros.last_command(t2)) is not None
