@@ -18,9 +18,7 @@ export ROS_DOMAIN_ID := $(FBC_ROS_DOMAIN)
 export RCUTILS_COLORIZED_OUTPUT := 0
 export MPLBACKEND := Agg
 # Python caches the package's bytecode even where the shell says not to: make test starts ~200 Python
-# processes (nodes, subprocesses), each of which would compile the package's modules anew.  The install
-# compiles nothing (--no-compile): a module is compiled, and cached, when first imported (a fifth of the
-# install's time went to compiling modules that no command imports).
+# processes (nodes, subprocesses), each of which would compile the package's modules anew.
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup demo test test-core bench sweep stability reorient loops lock clean
@@ -33,7 +31,7 @@ $(STAMP): requirements/lock.txt setup.py pyproject.toml
 	  echo "make: needs Python 3.11 (the pinned ROS 2 wheels are cp311); $(PYTHON) is $$($(PYTHON) --version 2>&1)."; \
 	  echo "      Install python3.11 and run: make PYTHON=python3.11 <target>"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check --no-compile -r requirements/lock.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	@echo "Compiling the control tick's and the simulated sensors' kernels into numba's cache (once, about 20 s)"
 	$(PY) -c 'import floating_base_control.robots.orbital.controller, floating_base_control.experiments.orbital.scenario'
