@@ -62,10 +62,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(FOLDER_MARKS[folder])
         elif _uses_simulator(item):
             item.add_marker("sim")
-    # The slow layers first (ROS, then the simulator's folders), each file's tests together: make test's workers
-    # (pytest-xdist, whole files) then start the long files early and end on short ones, not on one long file.
-    layer = {"ros": 0, "sim": 1}
-    items.sort(key=lambda item: layer.get(FOLDER_MARKS.get(item.path.relative_to(root).parts[0]), 2))
 
 
 @pytest.fixture(scope="module", autouse=True)
