@@ -46,7 +46,7 @@ demo: $(STAMP)
 # TEST_WORKERS test processes (pytest-xdist), each taking whole files (their module fixtures are built once);
 # the ROS tests take a domain of their own each (test/helpers/ros_harness.py), so that two at once never meet.
 # Three on two cores: a ROS test spends much of its time waiting for its nodes (beside two CPU burners, a
-# fresh clone's make test took 407-434 s with three, 553-627 s with two).
+# fresh clone's make test took 7-9 minutes with three, 9-10.5 with two).
 TEST_WORKERS ?= 3
 test: $(STAMP)
 	FBC_REQUIRE_ROS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
