@@ -46,7 +46,8 @@ demo: $(STAMP)
 # TEST_WORKERS test processes (pytest-xdist), each taking whole files (their module fixtures are built once);
 # the ROS tests take a domain of their own each (test/helpers/ros_harness.py), so that two at once never meet.
 # Two: on two cores the suite takes ~5.5 minutes instead of ~9.  More workers run more real-time node pairs at
-# once: beside two CPU burners, three failed two ROS tests on time-outs and took 10-12 minutes in two runs of six.
+# once: beside two CPU burners, three failed two ROS tests in one run of six (a demo that timed out, a held base
+# that turned 0.07 deg) and took 10-12 minutes in two.
 # TEST_WORKERS=1: one process, no pytest-xdist.
 TEST_WORKERS ?= 2
 test: $(STAMP)
