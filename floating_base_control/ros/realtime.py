@@ -10,6 +10,7 @@ and after each tick the young generations are collected when CPython would have 
 (its own thresholds), timed.  The oldest generation is not collected while active (only
 cyclic garbage that survived two young collections would wait there until :meth:`stop`).
 """
+import contextlib
 import gc
 import os
 import time
@@ -67,18 +68,13 @@ def fifo_scheduling(priority):
     threads that deliver its messages must not wait either.  Returns ``None``, or why it could not
     (the process keeps ordinary scheduling): Linux only, and only with the permission (root, CAP_SYS_NICE
     or an ``rtprio`` limit, ``/etc/security/limits.conf``)."""
-    try:
-        threads = [int(tid) for tid in os.listdir("/proc/self/task")]
-    except OSError:
+    if not os.path.isdir("/proc/self/task"):
         return "real-time scheduling is set up on Linux only"
-    for tid in threads:
-        try:
-            os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(priority))
-        except ProcessLookupError:       # the thread ended meanwhile
-            continue
-        except PermissionError:
-            return (f"SCHED_FIFO at priority {priority} is not permitted for this user (needs root, "
-                    "CAP_SYS_NICE or an rtprio limit in /etc/security/limits.conf)")
+    try:
+        _each_thread(lambda tid: os.sched_setscheduler(tid, os.SCHED_FIFO, os.sched_param(priority)))
+    except PermissionError:
+        return (f"SCHED_FIFO at priority {priority} is not permitted for this user (needs root, "
+                "CAP_SYS_NICE or an rtprio limit in /etc/security/limits.conf)")
     return None
 
 
@@ -93,19 +89,19 @@ def cpu_affinity(cpus):
     allowed = os.sched_getaffinity(0)
     if not set(cpus) <= allowed:
         return f"CPUs {sorted(set(cpus) - allowed)} are not among this process's CPUs {sorted(allowed)}"
-    for tid in (int(tid) for tid in os.listdir("/proc/self/task")):
-        try:
-            os.sched_setaffinity(tid, cpus)
-        except ProcessLookupError:
-            continue
+    _each_thread(lambda tid: os.sched_setaffinity(tid, cpus))
     return None
 
 
 def ordinary_scheduling():
     """Back to ordinary scheduling (``SCHED_OTHER``) for every thread of this process, after
     :func:`fifo_scheduling`."""
-    for tid in (int(tid) for tid in os.listdir("/proc/self/task")):
-        try:
-            os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
-        except ProcessLookupError:
-            continue
+    _each_thread(lambda tid: os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0)))
+
+
+def _each_thread(set_one):
+    """``set_one(tid)`` for every thread of this process (Linux ``/proc``); one that ends meanwhile is passed
+    over."""
+    for tid in [int(tid) for tid in os.listdir("/proc/self/task")]:
+        with contextlib.suppress(ProcessLookupError):
+            set_one(tid)
