@@ -33,8 +33,8 @@ $(STAMP): requirements/lock.txt setup.py pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/lock.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
-	@echo "Compiling the control tick's and the simulated sensors' kernels into numba's cache (once, about 20 s)"
-	$(PY) -c 'import floating_base_control.robots.orbital.controller, floating_base_control.experiments.orbital.scenario'
+	@echo "Compiling the package's kernels into numba's cache (once, about 30 s)"
+	$(PY) -c 'from floating_base_control.compiled import compile_all; compile_all()'
 	touch $@
 
 # The orbital scenario as two ROS 2 processes over DDS (shared memory), then the same

@@ -18,8 +18,8 @@ slower, with the same results.
   tick calls from Python return nothing or scalars: a returned array would be a new Python object at
   every call.
 * **Cached on disk** (numba's ``cache=True``: ``__pycache__`` beside the sources, or the user's cache
-  directory if that is read-only).  Compiling every kernel takes about 20 s once, which ``make setup``
-  does; later imports load them in a fraction of a second.
+  directory if that is read-only).  Compiling every kernel takes about 30 s once, which ``make setup``
+  does (:func:`compile_all`); later imports load them in a fraction of a second.
 * **Without fast-math**: IEEE arithmetic in the order written, no reassociation (LLVM does not contract
   ``a * b + c`` to a fused multiply-add without it).
 """
@@ -61,3 +61,24 @@ def kernel(*arg_types):
             return fn
         return numba.njit(arg_types, cache=True, nogil=True)(fn)
     return compile_
+
+
+def kernel_modules():
+    """The names of the package's modules that define kernels."""
+    import pkgutil
+    import re
+    from pathlib import Path
+
+    decorated = re.compile(r"^\s*@kernel\(", re.MULTILINE)
+    return [info.name for info in pkgutil.walk_packages([str(Path(__file__).parent)], f"{__package__}.")
+            if not info.ispkg
+            and decorated.search((Path(info.module_finder.path) / f"{info.name.rsplit('.', 1)[1]}.py").read_text())]
+
+
+def compile_all():
+    """Import every module that defines kernels, so that numba's cache holds them all: run once (``make setup``),
+    no process compiles one later, and processes that start together (a simulator and its controller, the test
+    processes) do not each compile the same ones."""
+    import importlib
+    for name in kernel_modules():
+        importlib.import_module(name)
