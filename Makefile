@@ -44,10 +44,10 @@ demo: $(STAMP)
 
 # FBC_REQUIRE_ROS: the ROS 2 tests fail instead of skipping if the ROS wheels are missing.
 # TEST_WORKERS test processes (pytest-xdist), each taking whole files (their module fixtures are built once);
-# the ROS tests take a domain of their own each (test/helpers/ros_harness.py), so that two at once never meet.
-# Two: on two cores the suite takes ~5.5 minutes instead of ~9.  More workers run more real-time node pairs at
-# once: beside two CPU burners, three failed two ROS tests in one run of six (a demo that timed out, a held base
-# that turned 0.07 deg) and took 10-12 minutes in two.
+# the ROS tests take a domain of their own each (test/helpers/ros_harness.py), so that two at once never meet,
+# and the files whose nodes run at real-time priority go to one process, one after another (test/conftest.py).
+# Two: on two cores the suite takes ~4.5 minutes instead of ~9.  Three are no faster there (the suite is
+# CPU-bound): beside two CPU burners 546 s against 554 s for two from a fresh clone, and slower when idle.
 # TEST_WORKERS=1: one process, no pytest-xdist.
 TEST_WORKERS ?= 2
 test: $(STAMP)
