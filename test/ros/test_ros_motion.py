@@ -273,4 +273,9 @@ def test_an_out_of_reach_target_is_refused_before_any_motion_with_a_warn_that_sa
     assert ros.wait_for(lambda: any(s.level == DiagnosticStatus.WARN and reason in s.message
                                     for s in status(ros, since))), [s.message for s in status(ros, since)][-3:]
     assert accepted(ros) == n0 and "outside the reachable workspace" in diagnostic(ros, "last_refused_command")
-    assert np.linalg.norm(ros.pose()[:3, 3] - ros.ee_target[:3, 3]) < 2e-3
+    # held at the last target: its mean error over the next simulated second, as the demos' final error (the
+    # error at an instant wanders between 0.1 and ~2 mm with the noise of the base's pose samples)
+    errors, t0 = [], ros.truth.history[-1][0]
+    assert ros.wait_for(lambda: errors.append(np.linalg.norm(ros.pose()[:3, 3] - ros.ee_target[:3, 3]))
+                        or ros.truth.history[-1][0] >= t0 + 1.0)
+    assert np.mean(errors) < 2e-3, f"{np.mean(errors) * 1e3:.2f} mm from the last target"
