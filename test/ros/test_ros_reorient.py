@@ -92,7 +92,9 @@ def test_a_target_30_deg_away_is_reached_within_0p2_deg_on_ground_truth(ros, rec
     planning = lambda: sum(s.message == "planning" for s in ros.seen.statuses[since:])      # noqa: E731
     assert ros.wait_for(lambda: status(ros, since) is not None and status(ros, since).message == "executing",
                         timeout=TIMEOUT), [s.message for s in ros.seen.statuses[since:]][-3:]
-    assert planning() > 20, f"{planning()} statuses while planning"
+    # how many depends on the load (the planner's wall seconds against the simulator's pace); a tick that waited for
+    # the planner would publish none
+    assert planning() >= 2, f"{planning()} statuses while planning"
     assert ros.wait_for(lambda: status(ros).message in ("done", "refused"), timeout=TIMEOUT)
     final = status(ros)
     error = math.degrees(rotation_angle(R_target.T @ ros.seen.R1))
